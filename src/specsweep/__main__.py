@@ -1,0 +1,5 @@
+import sys
+
+from specsweep.cli import main
+
+sys.exit(main())

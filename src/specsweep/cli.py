@@ -1,0 +1,64 @@
+"""Command line: parse arguments, make one library call, map SpecsweepError to an exit code.
+
+Each sub-command lives in ``specsweep.commands.<name>`` with ``register(subparsers)``; a command's
+handler takes the parsed namespace and returns an exit code. Heavy imports stay inside handlers so
+``specsweep --help`` is fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+import warnings
+from collections.abc import Sequence
+
+from specsweep import __version__
+from specsweep.errors import SpecsweepError
+
+COMMANDS = ("bench", "run", "sim", "report", "importcmd", "lossless")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad flag as one clear line and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"specsweep {self.prog.split()[-1]}: error: {message}\n")
+        sys.stderr.write(f"  (see '{self.prog} --help')\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="specsweep", description="Benchmark and choose speculative-decoding setups.")
+    parser.add_argument("--version", action="version", version=f"specsweep {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        importlib.import_module(f"specsweep.commands.{name}").register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    warnings.formatwarning = lambda msg, cat, *a, **k: f"warning: {msg}\n"
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except SpecsweepError as e:
+        sys.stderr.write(f"specsweep: error: {e}\n")
+        return e.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("specsweep: interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""One exception tree for everything a user can get wrong or a run can meet.
+
+    SpecsweepError                 (exit code 2 unless stated)
+    ├── UsageError                 bad flag or argument value
+    ├── ConfigError                bad experiment / scenario / profile file (names file and key path)
+    ├── DataError                  bad input data: result files to import, datasets, records
+    ├── ServerError                a server failed to launch, become ready, or died (exit 3)
+    ├── BenchError                 a benchmark could not run at all (unreachable, all failed) (exit 4)
+    └── MissingDependency          an optional extra is needed (names the pip command)
+
+Every message names the bad value and what would have been accepted.
+"""
+
+from __future__ import annotations
+
+
+class SpecsweepError(Exception):
+    exit_code = 2
+
+
+class UsageError(SpecsweepError):
+    pass
+
+
+class ConfigError(SpecsweepError):
+    def __init__(self, message: str, *, file: str | None = None, path: str | None = None) -> None:
+        where = ""
+        if file:
+            where = f"{file}: "
+        if path:
+            where += f"at '{path}': "
+        super().__init__(where + message)
+        self.file = file
+        self.path = path
+
+
+class DataError(SpecsweepError):
+    def __init__(
+        self, message: str, *, file: str | None = None, line: int | None = None, field: str | None = None
+    ) -> None:
+        where = []
+        if file:
+            where.append(str(file) + (f":{line}" if line is not None else ""))
+        if field:
+            where.append(f"field '{field}'")
+        super().__init__((", ".join(where) + ": " if where else "") + message)
+        self.file = file
+        self.line = line
+        self.field = field
+
+
+class ServerError(SpecsweepError):
+    exit_code = 3
+
+
+class BenchError(SpecsweepError):
+    exit_code = 4
+
+
+class MissingDependency(SpecsweepError):
+    def __init__(self, what: str, extra: str) -> None:
+        super().__init__(f"{what} needs an optional dependency: pip install 'specsweep[{extra}]'")
+        self.extra = extra
+
+
+def one_of(value: object, accepted: object) -> str:
+    """Standard wording: "got 'x'; expected one of: a, b, c"."""
+    if isinstance(accepted, (list, tuple, set, frozenset, dict)):
+        acc = ", ".join(sorted(str(a) for a in accepted))
+    else:
+        acc = str(accepted)
+    return f"got {value!r}; expected one of: {acc}"

@@ -1,0 +1,252 @@
+"""Run directories: the durable result format.
+
+    RUN_DIR/
+      manifest.json     schema_version, tool version, git SHA, host, python, resolved config,
+                        servers (argv, versions), start/end times, plan (every cell with a cell_id)
+      summary.jsonl     one line per finished cell (bench keys + cell fields + status)
+      records/<cell_id>.r<repeat>.parquet   per-request raw records (RequestRecord columns)
+      logs/<server>.log server logs
+      report.md, report.html
+
+Durability: records are written before the summary line that points at them; every file is
+written to a temporary name, fsynced and renamed, so a crash leaves either the old or the new file.
+A summary line that does not parse (torn by a crash of an older writer) is skipped on read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from specsweep import SCHEMA_VERSION
+from specsweep.errors import DataError
+from specsweep.records import RequestRecord
+
+MANIFEST = "manifest.json"
+SUMMARY = "summary.jsonl"
+RECORDS = "records"
+LOGS = "logs"
+
+_SAFE = re.compile(r"[^A-Za-z0-9._=-]+")
+
+
+def safe_name(s: str) -> str:
+    """A file-name-safe form of a label/cell id: no path separators, no leading dots."""
+    out = _SAFE.sub("_", s).strip("._") or "x"
+    return out[:150]
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(d: Path) -> None:
+    try:
+        fd = os.open(d, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def dumps(obj: Any, *, indent: bool = False) -> bytes:
+    opt = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+    if indent:
+        opt |= orjson.OPT_INDENT_2
+    return orjson.dumps(obj, option=opt)
+
+
+class RunDir:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    # ---- creation / opening -------------------------------------------------------------------
+    @classmethod
+    def create(cls, results_dir: str | Path, name: str, manifest: dict[str, Any], stamp: str) -> RunDir:
+        base = Path(results_dir)
+        path = base / f"{safe_name(name)}-{stamp}"
+        n = 1
+        while path.exists():
+            n += 1
+            path = base / f"{safe_name(name)}-{stamp}-{n}"
+        path.mkdir(parents=True)
+        rd = cls(path)
+        rd.write_manifest({"schema_version": SCHEMA_VERSION, **manifest})
+        return rd
+
+    @classmethod
+    def open(cls, path: str | Path) -> RunDir:
+        p = Path(path)
+        if not (p / MANIFEST).is_file():
+            raise DataError(f"not a run directory (no {MANIFEST})", file=str(p))
+        return cls(p)
+
+    # ---- manifest -----------------------------------------------------------------------------
+    @property
+    def manifest(self) -> dict[str, Any]:
+        try:
+            data = orjson.loads((self.path / MANIFEST).read_bytes())
+        except (OSError, orjson.JSONDecodeError) as e:
+            raise DataError(f"cannot read manifest: {e}", file=str(self.path / MANIFEST)) from e
+        if not isinstance(data, dict):
+            raise DataError("manifest is not a JSON object", file=str(self.path / MANIFEST))
+        return data
+
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        atomic_write_bytes(self.path / MANIFEST, dumps(manifest, indent=True))
+
+    def update_manifest(self, **fields: Any) -> None:
+        m = self.manifest
+        m.update(fields)
+        self.write_manifest(m)
+
+    # ---- summary ------------------------------------------------------------------------------
+    def summary(self) -> list[dict[str, Any]]:
+        return list(iter_jsonl(self.path / SUMMARY, strict=False))
+
+    def append_summary(self, row: dict[str, Any]) -> None:
+        """Add one finished cell; the whole file is rewritten atomically (it holds one line a cell)."""
+        p = self.path / SUMMARY
+        old = p.read_bytes() if p.exists() else b""
+        if old and not old.endswith(b"\n"):
+            old += b"\n"
+        atomic_write_bytes(p, old + dumps(row) + b"\n")
+
+    def finished(self) -> set[tuple[str, int]]:
+        """(cell_id, repeat) pairs that have a summary line with status ok or invalid."""
+        return {
+            (str(r.get("cell_id")), int(r.get("repeat", 0)))
+            for r in self.summary()
+            if r.get("status") in ("ok", "invalid")
+        }
+
+    # ---- records ------------------------------------------------------------------------------
+    def records_path(self, cell_id: str, repeat: int = 0) -> Path:
+        return self.path / RECORDS / f"{safe_name(cell_id)}.r{repeat}.parquet"
+
+    def write_records(self, cell_id: str, repeat: int, records: Iterable[RequestRecord]) -> Path:
+        path = self.records_path(cell_id, repeat)
+        write_records_parquet(path, records)
+        return path
+
+    def read_records(self, cell_id: str, repeat: int = 0) -> list[RequestRecord]:
+        return read_records_parquet(self.records_path(cell_id, repeat))
+
+    @property
+    def logs_dir(self) -> Path:
+        d = self.path / LOGS
+        d.mkdir(exist_ok=True)
+        return d
+
+
+def iter_jsonl(path: Path, *, strict: bool = True) -> Iterator[dict[str, Any]]:
+    if not path.exists():
+        return
+    with path.open("rb") as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                obj = orjson.loads(line)
+            except orjson.JSONDecodeError as e:
+                if strict:
+                    raise DataError(f"not valid JSON: {e}", file=str(path), line=lineno) from e
+                continue
+            if isinstance(obj, dict):
+                yield obj
+            elif strict:
+                raise DataError("expected a JSON object", file=str(path), line=lineno)
+
+
+def find_run_dirs(paths: Iterable[str | Path]) -> list[RunDir]:
+    """Run dirs named directly, or found below the given folders (a results dir of several runs)."""
+    out: list[RunDir] = []
+    for p in paths:
+        p = Path(p)
+        if (p / MANIFEST).is_file():
+            out.append(RunDir(p))
+            continue
+        if not p.is_dir():
+            raise DataError("no such run directory or results folder", file=str(p))
+        found = sorted(m.parent for m in p.rglob(MANIFEST))
+        if not found:
+            raise DataError(f"no run directories (folders with {MANIFEST}) below it", file=str(p))
+        out.extend(RunDir(f) for f in found)
+    return out
+
+
+# ---- Parquet ---------------------------------------------------------------------------------
+def _schema() -> Any:
+    import pyarrow as pa
+
+    i64, lst = pa.int64(), pa.list_(pa.int64())
+    return pa.schema(
+        [
+            ("index", i64), ("is_warmup", pa.bool_()), ("worker", i64), ("prompt_len", i64),
+            ("output_len", i64), ("scheduled_ns", i64), ("send_ns", i64), ("headers_ns", i64),
+            ("chunk_ns", lst), ("chunk_tokens", lst), ("end_ns", i64),
+            ("prompt_tokens_server", i64), ("output_tokens", i64), ("output_tokens_source", pa.string()),
+            ("finish_reason", pa.string()), ("spec_verify_ct", i64), ("http_status", i64),
+            ("error_kind", pa.string()), ("error", pa.string()), ("output_text", pa.string()),
+        ]
+    )  # fmt: skip
+
+
+def write_records_parquet(path: Path, records: Iterable[RequestRecord]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = _schema()
+    rows = [r.to_dict() for r in records]
+    cols = {f.name: [row.get(f.name) for row in rows] for f in schema}
+    table = pa.Table.from_pydict(cols, schema=schema)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(path.parent)
+
+
+def read_records_parquet(path: Path) -> list[RequestRecord]:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except (OSError, Exception) as e:  # pyarrow raises ArrowInvalid (an Exception) for bad files
+        raise DataError(f"cannot read records: {e}", file=str(path)) from e
+    return [RequestRecord.from_dict(d) for d in table.to_pylist()]

@@ -1,0 +1,1 @@
+"""Workloads: scenario catalog, prompt sources, tokenizers, arrival schedules."""

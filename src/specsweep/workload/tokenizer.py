@@ -1,0 +1,133 @@
+"""Tokenizers: a local Hugging Face tokenizer when given, else the built-in word tokenizer.
+
+The built-in tokenizer splits text into words and single punctuation marks; each is one token. The
+simulator's generated text is words from a built-in vocabulary, so the client and the simulator
+count the same tokens. Against a real model it only approximates the model's token counts, which is
+why the runner records server-reported counts beside the nominal ones and warns when it is used.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+import zlib
+from functools import lru_cache
+from pathlib import Path
+from typing import Protocol
+
+from specsweep.errors import MissingDependency, UsageError
+
+_TOKEN_RE = re.compile(r"\w+|[^\w\s]")
+
+
+class Tokenizer(Protocol):
+    name: str
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def decode(self, ids: list[int]) -> str: ...
+
+    def count(self, text: str) -> int: ...
+
+    @property
+    def vocab_size(self) -> int: ...
+
+
+@lru_cache(maxsize=1)
+def corpus_text() -> str:
+    """The English prose corpus shipped with the package (from Python's own documentation)."""
+    return (Path(__file__).with_name("corpus.txt")).read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=1)
+def builtin_vocab() -> tuple[str, ...]:
+    """Vocabulary of the built-in tokenizer: corpus words by first appearance, then punctuation."""
+    seen: dict[str, None] = {}
+    for m in _TOKEN_RE.finditer(corpus_text()):
+        seen.setdefault(m.group(0), None)
+    return tuple(seen)
+
+
+@lru_cache(maxsize=1)
+def generation_words() -> tuple[str, ...]:
+    """Plain lowercase words the simulator emits (one token each under every tokenizer we ship)."""
+    return tuple(w for w in builtin_vocab() if w.isalpha() and w.islower() and 2 <= len(w) <= 9)[:2048]
+
+
+class BuiltinTokenizer:
+    name = "builtin"
+
+    def __init__(self) -> None:
+        self._vocab = builtin_vocab()
+        self._index = {w: i for i, w in enumerate(self._vocab)}
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self._vocab)
+
+    def _id(self, tok: str) -> int:
+        i = self._index.get(tok)
+        if i is None:  # unseen word: a stable id past the vocabulary
+            return len(self._vocab) + (zlib.crc32(tok.encode()) % 100_000)
+        return i
+
+    def encode(self, text: str) -> list[int]:
+        return [self._id(m.group(0)) for m in _TOKEN_RE.finditer(text)]
+
+    def count(self, text: str) -> int:
+        return sum(1 for _ in _TOKEN_RE.finditer(text))
+
+    def decode(self, ids: list[int]) -> str:
+        n = len(self._vocab)
+        out: list[str] = []
+        for i in ids:
+            w = self._vocab[i % n]
+            if out and (w.isalnum() or w == "("):
+                out.append(" ")
+            out.append(w)
+        return "".join(out)
+
+
+class HFTokenizer:
+    """A local Hugging Face tokenizer: a tokenizer.json file or a model directory holding one."""
+
+    def __init__(self, path: str) -> None:
+        p = Path(path)
+        file = p / "tokenizer.json" if p.is_dir() else p
+        if not file.is_file():
+            raise UsageError(
+                f"--tokenizer {path!r}: no tokenizer.json there; give a tokenizer.json file or a local "
+                "model directory that holds one (nothing is downloaded)"
+            )
+        try:
+            from tokenizers import Tokenizer as _Tok
+        except ImportError as e:  # pragma: no cover - depends on the environment
+            raise MissingDependency("a Hugging Face tokenizer", "hf") from e
+        self._tok = _Tok.from_file(str(file))
+        self.name = str(file)
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self._tok.get_vocab_size())
+
+    def encode(self, text: str) -> list[int]:
+        return list(self._tok.encode(text, add_special_tokens=False).ids)
+
+    def count(self, text: str) -> int:
+        return len(self._tok.encode(text, add_special_tokens=False).ids)
+
+    def decode(self, ids: list[int]) -> str:
+        return str(self._tok.decode(ids))
+
+
+def load_tokenizer(path: str | None, *, warn: bool = True) -> Tokenizer:
+    """Tokenizer from a local path, or the built-in one (with a warning that counts are approximate)."""
+    if path:
+        return HFTokenizer(path)
+    if warn:
+        warnings.warn(
+            "no --tokenizer given: using the built-in word tokenizer; prompt lengths are nominal and "
+            "server-reported token counts are recorded beside them",
+            stacklevel=2,
+        )
+    return BuiltinTokenizer()
