@@ -1,0 +1,314 @@
+"""A discrete-event continuous-batching engine with speculative decoding, in virtual time.
+
+One implementation behind ``sim serve`` (driven by the wall clock) and ``sim predict`` (virtual time).
+Each call to :meth:`Engine.step` is one engine iteration:
+
+1. admit waiting requests (FIFO) while the running batch has room (``max_batch``) and the KV cache
+   can reserve ``prompt + max_tokens + k`` tokens for them (reservation, so no preemption is needed);
+2. chunked prefill: up to ``prefill_chunk`` prompt tokens, oldest admitted request first; a request
+   whose prefill completes emits its first output token at the end of this iteration;
+3. decode + verify every sequence that already has its first token: the accepted prefix length
+   a in 0..k is sampled from the survival profile (P(a >= i) = S_i) and the sequence emits
+   min(a + 1, remaining) tokens as one emission.
+
+The iteration's time is the profile's cost model applied to its feature vector (:data:`FEATURES`),
+so, for a closed-loop workload, the sequence of iterations does not depend on the cost parameters and
+every timing metric is linear in them (``sim fit`` uses that).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from specsweep.sim.profile import Profile
+
+# Step features, in the order of profile.COST_PARAMS: time_ms = sum(theta_i * feature_i).
+FEATURES = (
+    "one",
+    "verified_tokens",
+    "ctx_k",
+    "prefill_tokens",
+    "prefill_tokens2_k",
+    "admits",
+    "cliff",
+    "draft",
+)
+
+
+@dataclass(slots=True)
+class Emission:
+    rid: Hashable
+    n_tokens: int
+    finished: bool
+    first: bool  # the first output tokens of this request
+
+
+@dataclass(slots=True)
+class Step:
+    start: float  # virtual seconds
+    end: float
+    emissions: list[Emission]
+    admitted: list[Hashable]
+    features: tuple[float, ...] = ()  # see FEATURES
+
+
+@dataclass
+class Counters:
+    """Cumulative engine counters (what a real server's /metrics would export)."""
+
+    k: int = 0
+    num_drafts: int = 0
+    num_draft_tokens: int = 0
+    num_accepted_tokens: int = 0
+    accepted_per_pos: list[int] = field(default_factory=list)
+    prompt_tokens_total: int = 0
+    generation_tokens_total: int = 0
+    requests_running: int = 0
+    requests_waiting: int = 0
+    kv_usage: float = 0.0
+    requests_finished: int = 0
+    requests_aborted: int = 0
+    steps: int = 0
+
+
+@dataclass(slots=True)
+class _Req:
+    rid: Hashable
+    prompt: int
+    max_tokens: int
+    arrival: float
+    prefilled: int = 0
+    reserved: int = 0
+
+
+class Engine:
+    def __init__(self, profile: Profile, seed: int = 0) -> None:
+        self.profile = profile
+        self.k = profile.k
+        self.now = 0.0
+        self._rng = np.random.default_rng(seed)
+        self._surv = np.asarray(profile.survival, dtype=np.float64)
+        self._theta = profile.cost_vector()
+        self._waiting: deque[_Req] = deque()
+        self._prefilling: list[_Req] = []  # admitted, prompt not fully prefilled, FIFO
+        # decoding sequences, struct of arrays of length _n (swap-remove keeps them dense)
+        cap = max(8, min(profile.max_batch, 1024))
+        self._d_rid: list[Hashable] = []
+        self._d_ctx = np.zeros(cap, dtype=np.int64)  # prompt + generated
+        self._d_rem = np.zeros(cap, dtype=np.int64)  # tokens still to generate
+        self._d_res = np.zeros(cap, dtype=np.int64)  # reserved KV tokens
+        self._n = 0
+        self._where: dict[Hashable, str] = {}  # rid -> "w" | "p" | "d"
+        self._kv_reserved = 0
+        self.counters = Counters(k=self.k, accepted_per_pos=[0] * self.k)
+
+    # ---- requests -----------------------------------------------------------------------------
+    def kv_need(self, prompt_tokens: int, max_tokens: int) -> int:
+        """KV tokens reserved for a request: prompt + max_tokens + the k draft lookahead."""
+        return max(1, prompt_tokens) + max_tokens + self.k
+
+    def fits(self, prompt_tokens: int, max_tokens: int) -> bool:
+        """Whether the request could ever run (alone) within the KV-cache capacity."""
+        return self.kv_need(prompt_tokens, max_tokens) <= self.profile.kv_tokens
+
+    def add(self, rid: Hashable, prompt_tokens: int, max_tokens: int) -> None:
+        """A request arrives at ``self.now``. Raises ValueError if it can never fit (reply 400)."""
+        if rid in self._where:
+            raise ValueError(f"request id {rid!r} is already in the engine")
+        if max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+        if not self.fits(prompt_tokens, max_tokens):
+            raise ValueError(
+                f"request needs {self.kv_need(prompt_tokens, max_tokens)} KV tokens "
+                f"(prompt {prompt_tokens} + max_tokens {max_tokens} + k {self.k}); "
+                f"the engine holds {self.profile.kv_tokens}"
+            )
+        self._waiting.append(_Req(rid, max(1, int(prompt_tokens)), int(max_tokens), self.now))
+        self._where[rid] = "w"
+        self.counters.requests_waiting = len(self._waiting)
+
+    def abort(self, rid: Hashable) -> None:
+        """The client went away: drop the request wherever it is and free its KV (unknown: no-op)."""
+        where = self._where.pop(rid, None)
+        if where is None:
+            return
+        if where == "w":
+            self._waiting = deque(r for r in self._waiting if r.rid != rid)
+        elif where == "p":
+            for i, r in enumerate(self._prefilling):
+                if r.rid == rid:
+                    self._kv_reserved -= r.reserved
+                    del self._prefilling[i]
+                    break
+        else:
+            self._remove_decoding(self._d_rid.index(rid))
+        self.counters.requests_aborted += 1
+        self._update_gauges()
+
+    def advance_to(self, t: float) -> None:
+        """Idle time passes. Only valid while idle; a time in the past is a no-op."""
+        if not self.idle:
+            raise RuntimeError("advance_to() while requests are pending; call step()")
+        if t > self.now:
+            self.now = t
+
+    @property
+    def idle(self) -> bool:
+        return not self._waiting and not self._prefilling and self._n == 0
+
+    @property
+    def num_running(self) -> int:
+        return len(self._prefilling) + self._n
+
+    @property
+    def num_waiting(self) -> int:
+        return len(self._waiting)
+
+    @property
+    def kv_reserved(self) -> int:
+        return self._kv_reserved
+
+    def kv_used(self) -> int:
+        """KV tokens actually in use: prefilled prompt + generated + draft lookahead."""
+        n = self._n
+        used = int(self._d_ctx[:n].sum()) + n * self.k
+        return used + sum(r.prefilled for r in self._prefilling)
+
+    # ---- one iteration ------------------------------------------------------------------------
+    def step(self) -> Step | None:
+        if self.idle:
+            return None
+        p = self.profile
+        k = self.k
+        c = self.counters
+        start = self.now
+        emissions: list[Emission] = []
+
+        # 1. admission
+        admitted: list[Hashable] = []
+        while self._waiting and len(self._prefilling) + self._n < p.max_batch:
+            r = self._waiting[0]
+            need = self.kv_need(r.prompt, r.max_tokens)
+            if self._kv_reserved + need > p.kv_tokens:
+                break
+            self._waiting.popleft()
+            r.reserved = need
+            self._kv_reserved += need
+            self._prefilling.append(r)
+            self._where[r.rid] = "p"
+            admitted.append(r.rid)
+
+        # 2. decode + verify the sequences that already have their first token
+        n = self._n
+        ctx_sum = 0
+        if n:
+            ctx_sum = int(self._d_ctx[:n].sum())
+            rem = self._d_rem[:n]
+            if k:
+                acc = (self._rng.random(n)[:, None] < self._surv[None, :]).sum(axis=1)
+                emit = np.minimum(acc + 1, rem)
+                c.num_drafts += n
+                c.num_draft_tokens += n * k
+                c.num_accepted_tokens += int(acc.sum())
+                per_pos = (acc[:, None] > np.arange(k)[None, :]).sum(axis=0)
+                for i in range(k):
+                    c.accepted_per_pos[i] += int(per_pos[i])
+            else:
+                emit = np.ones(n, dtype=np.int64)
+            rem -= emit
+            self._d_ctx[:n] += emit
+            c.generation_tokens_total += int(emit.sum())
+            done = rem == 0
+            rids = self._d_rid
+            emit_l = emit.tolist()
+            done_l = done.tolist()
+            emissions = [Emission(rids[i], emit_l[i], done_l[i], False) for i in range(n)]
+            if any(done_l):
+                for i in sorted(np.flatnonzero(done).tolist(), reverse=True):
+                    self._where.pop(rids[i], None)
+                    self._remove_decoding(i)
+                    c.requests_finished += 1
+
+        # 3. chunked prefill (requests finishing prefill join the decoding set after this step)
+        budget = p.prefill_chunk
+        prefill_tokens = 0
+        completed = 0
+        for r in self._prefilling:
+            if budget <= 0:
+                break
+            take = min(budget, r.prompt - r.prefilled)
+            r.prefilled += take
+            budget -= take
+            prefill_tokens += take
+            if r.prefilled == r.prompt:
+                completed += 1
+        c.prompt_tokens_total += prefill_tokens
+        if completed:
+            still: list[_Req] = []
+            for r in self._prefilling:
+                if r.prefilled < r.prompt:
+                    still.append(r)
+                    continue
+                finished = r.max_tokens == 1
+                emissions.append(Emission(r.rid, 1, finished, True))
+                c.generation_tokens_total += 1
+                if finished:
+                    self._where.pop(r.rid, None)
+                    self._kv_reserved -= r.reserved
+                    c.requests_finished += 1
+                else:
+                    self._append_decoding(r)
+            self._prefilling = still
+
+        verified = n * (k + 1)
+        feats = (
+            1.0,
+            float(verified),
+            ctx_sum / 1000.0,
+            float(prefill_tokens),
+            prefill_tokens * prefill_tokens / 1000.0,
+            1.0 if admitted else 0.0,
+            1.0 if verified > p.graph_cap else 0.0,
+            float(p.draft_steps) if n else 0.0,
+        )
+        t_ms = sum(a * b for a, b in zip(self._theta, feats, strict=False))
+        self.now = start + t_ms / 1000.0
+        c.steps += 1
+        self._update_gauges()
+        return Step(start, self.now, emissions, admitted, feats)
+
+    # ---- internals ----------------------------------------------------------------------------
+    def _append_decoding(self, r: _Req) -> None:
+        n = self._n
+        if n == len(self._d_ctx):
+            grow = 2 * len(self._d_ctx)
+            self._d_ctx = np.resize(self._d_ctx, grow)
+            self._d_rem = np.resize(self._d_rem, grow)
+            self._d_res = np.resize(self._d_res, grow)
+        self._d_rid.append(r.rid)
+        self._d_ctx[n] = r.prompt + 1
+        self._d_rem[n] = r.max_tokens - 1
+        self._d_res[n] = r.reserved
+        self._n = n + 1
+        self._where[r.rid] = "d"
+
+    def _remove_decoding(self, i: int) -> None:
+        last = self._n - 1
+        self._kv_reserved -= int(self._d_res[i])
+        if i != last:
+            self._d_rid[i] = self._d_rid[last]
+            self._d_ctx[i] = self._d_ctx[last]
+            self._d_rem[i] = self._d_rem[last]
+            self._d_res[i] = self._d_res[last]
+        self._d_rid.pop()
+        self._n = last
+
+    def _update_gauges(self) -> None:
+        c = self.counters
+        c.requests_running = len(self._prefilling) + self._n
+        c.requests_waiting = len(self._waiting)
+        c.kv_usage = min(1.0, self.kv_used() / self.profile.kv_tokens)

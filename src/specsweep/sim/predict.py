@@ -1,0 +1,276 @@
+"""``sim predict``: run the engine in virtual time against a scenario and compute bench metrics.
+
+The client model is sglang.bench_serving's: a fixed number of in-flight requests (closed loop) or an
+absolute arrival schedule (open loop, gamma inter-arrivals, burstiness 1 = Poisson) bounded by the
+concurrency limit. A request is sent the moment it is due and a slot is free; the engine sees it at the
+start of its next iteration, and every emission reaches the client at the end of its iteration (no
+network delay). Prompt/output lengths come from ``sample_lengths(scenario, n, seed)``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from specsweep.records import RequestRecord
+from specsweep.sim.engine import Counters, Engine
+from specsweep.sim.profile import Profile
+from specsweep.workload.lengths import sample_lengths
+from specsweep.workload.scenarios import Scenario, default_num_prompts
+
+NS = 1_000_000_000
+
+
+@dataclass
+class Trace:
+    """Everything a closed-loop simulation did, in step units (independent of the cost parameters).
+
+    ``feats[j]`` is step j's feature vector; a request is sent at the end of step ``send_step`` (-1: at
+    time 0), gets its first token at the end of ``first_step`` and its last at ``last_step``.
+    """
+
+    feats: np.ndarray  # (steps, F)
+    send_step: np.ndarray
+    first_step: np.ndarray
+    last_step: np.ndarray
+    prompt_tokens: np.ndarray
+    output_tokens: np.ndarray
+    counters: Counters
+
+
+@dataclass
+class SimResult:
+    records: list[RequestRecord]
+    counters: Counters
+    duration_s: float
+    trace: Trace | None = None
+
+
+def arrival_times(n: int, request_rate: float, burstiness: float, seed: int) -> list[float]:
+    """Absolute arrival times (s): all at 0 for an infinite rate, else cumulative gamma gaps."""
+    if math.isinf(request_rate):
+        return [0.0] * n
+    rng = np.random.default_rng(seed + 7919)
+    theta = 1.0 / (request_rate * burstiness)
+    gaps = rng.gamma(shape=burstiness, scale=theta, size=n)
+    return np.cumsum(gaps).tolist()
+
+
+def simulate(
+    profile: Profile,
+    scenario: Scenario,
+    concurrency: int,
+    *,
+    num_prompts: int | None = None,
+    seed: int = 0,
+    request_rate: float = float("inf"),
+    burstiness: float = 1.0,
+    lengths: tuple[Sequence[int], Sequence[int]] | None = None,
+    keep_trace: bool = False,
+) -> SimResult:
+    n = num_prompts if num_prompts is not None else default_num_prompts(concurrency)
+    ins, outs = lengths if lengths is not None else sample_lengths(scenario, n, seed)
+    n = len(ins)
+    eng = Engine(profile, seed=seed)
+    closed = math.isinf(request_rate)
+    due = arrival_times(n, request_rate, burstiness, seed)
+    slots = [0.0] * max(1, concurrency)  # times at which client slots became free (min-heap)
+    heapq.heapify(slots)
+    records: list[RequestRecord] = []
+    for i in range(n):
+        records.append(RequestRecord(index=i, is_warmup=False, worker=0, prompt_len=int(ins[i]),
+                                     output_len=int(outs[i]), scheduled_ns=0))  # fmt: skip
+    send_step = np.full(n, -1, dtype=np.int64)
+    first_step = np.zeros(n, dtype=np.int64)
+    last_step = np.zeros(n, dtype=np.int64)
+    feats: list[tuple[float, ...]] = []
+    nxt = 0
+    done = 0
+    step_idx = -1
+    while done < n:
+        # send everything that is due and has a free slot
+        while nxt < n and slots and due[nxt] <= eng.now:
+            free_at = heapq.heappop(slots)
+            t_send = max(due[nxt], free_at)
+            rec = records[nxt]
+            rec.send_ns = round(t_send * NS)
+            rec.scheduled_ns = rec.send_ns if closed else round(due[nxt] * NS)
+            send_step[nxt] = step_idx
+            eng.add(nxt, rec.prompt_len, rec.output_len)
+            nxt += 1
+        if eng.idle:
+            if nxt >= n:
+                break
+            eng.advance_to(due[nxt] if slots else eng.now)
+            continue
+        st = eng.step()
+        assert st is not None
+        step_idx += 1
+        if keep_trace:
+            feats.append(st.features)
+        t_ns = round(st.end * NS)
+        for em in st.emissions:
+            rid = int(em.rid)  # type: ignore[call-overload]
+            rec = records[rid]
+            rec.chunk_ns.append(t_ns)
+            rec.chunk_tokens.append(em.n_tokens)
+            if em.first:
+                first_step[rid] = step_idx
+            if em.finished:
+                rec.output_tokens = sum(rec.chunk_tokens)
+                rec.end_ns = t_ns
+                rec.finish_reason = "length"
+                rec.prompt_tokens_server = rec.prompt_len
+                last_step[rid] = step_idx
+                heapq.heappush(slots, st.end)
+                done += 1
+    duration = (
+        max((r.end_ns for r in records), default=0) / NS - min((r.send_ns for r in records), default=0) / NS
+    )
+    trace = None
+    if keep_trace:
+        trace = Trace(
+            feats=np.asarray(feats, dtype=np.float64),
+            send_step=send_step,
+            first_step=first_step,
+            last_step=last_step,
+            prompt_tokens=np.asarray(ins, dtype=np.float64),
+            output_tokens=np.asarray(outs, dtype=np.float64),
+            counters=eng.counters,
+        )
+    return SimResult(records, eng.counters, duration, trace)
+
+
+def spec_summary(c: Counters) -> dict[str, Any]:
+    """vLLM-style spec-decode figures from the engine counters."""
+    if not c.num_drafts:
+        return {"accept_length": None}
+    out: dict[str, Any] = {
+        "accept_length": 1.0 + c.num_accepted_tokens / c.num_drafts,
+        "spec_accept_rate": c.num_accepted_tokens / max(1, c.num_draft_tokens),
+        "spec_accept_per_pos": [a / c.num_drafts for a in c.accepted_per_pos],
+        "spec_num_drafts": c.num_drafts,
+    }
+    return out
+
+
+def _metrics(records: list[RequestRecord]) -> dict[str, Any]:
+    try:
+        from specsweep.metrics import compute_metrics
+    except ImportError:
+        return basic_metrics(records)
+    return compute_metrics(records)
+
+
+def basic_metrics(records: list[RequestRecord]) -> dict[str, Any]:
+    """The sglang keys predict needs (metrics.md definitions); used until specsweep.metrics lands."""
+    ok = [r for r in records if r.ok and r.chunk_ns and not r.is_warmup]
+    if not ok:
+        return {"completed": 0}
+    t0 = min(r.send_ns for r in ok)
+    t1 = max(r.chunk_ns[-1] for r in ok)
+    dur = (t1 - t0) / NS
+    tin = sum(r.prompt_len for r in ok)
+    tout = sum(r.output_tokens for r in ok)
+    ttft = np.array([(r.chunk_ns[0] - r.send_ns) / 1e6 for r in ok])
+    e2e = np.array([(r.chunk_ns[-1] - r.send_ns) / 1e6 for r in ok])
+    tpot = np.array(
+        [(r.chunk_ns[-1] - r.chunk_ns[0]) / 1e6 / (r.output_tokens - 1) for r in ok if r.output_tokens > 1]
+    )
+    itl: list[float] = []
+    for r in ok:
+        for j in range(1, len(r.chunk_ns)):
+            gap = (r.chunk_ns[j] - r.chunk_ns[j - 1]) / 1e6
+            itl.extend([gap / r.chunk_tokens[j]] * r.chunk_tokens[j])
+    out: dict[str, Any] = {
+        "duration": dur,
+        "completed": len(ok),
+        "failed": len(records) - len(ok),
+        "total_input_tokens": tin,
+        "total_output_tokens": tout,
+        "request_throughput": len(ok) / dur,
+        "input_throughput": tin / dur,
+        "output_throughput": tout / dur,
+        "total_throughput": (tin + tout) / dur,
+        "concurrency": float(e2e.sum() / 1000 / dur),
+    }
+    for name, arr in (("ttft", ttft), ("tpot", tpot), ("itl", np.array(itl)), ("e2e_latency", e2e)):
+        if arr.size == 0:
+            continue
+        out[f"mean_{name}_ms"] = float(arr.mean())
+        out[f"median_{name}_ms"] = float(np.median(arr))
+        out[f"std_{name}_ms"] = float(arr.std())
+        for q in (90, 95, 99):
+            out[f"p{q}_{name}_ms"] = float(np.percentile(arr, q))
+    return out
+
+
+def predict_cell(
+    profile: Profile,
+    scenario: Scenario,
+    concurrency: int,
+    *,
+    num_prompts: int | None = None,
+    seed: int = 0,
+    request_rate: float = float("inf"),
+    burstiness: float = 1.0,
+) -> dict[str, Any]:
+    """One JSON-able result line: sglang bench keys + what was simulated."""
+    res = simulate(
+        profile, scenario, concurrency, num_prompts=num_prompts, seed=seed,
+        request_rate=request_rate, burstiness=burstiness,
+    )  # fmt: skip
+    row: dict[str, Any] = {
+        "backend": "sim",
+        "profile": profile.name,
+        "scenario": scenario.name,
+        "max_concurrency": concurrency,
+        "request_rate": None if math.isinf(request_rate) else request_rate,
+        "num_prompts": len(res.records),
+        "seed": seed,
+    }
+    row.update(_metrics(res.records))
+    row.update(spec_summary(res.counters))
+    if profile.spec_method:
+        row["method"] = profile.spec_method
+        row["spec_tokens"] = profile.k
+    row["sim_steps"] = res.counters.steps
+    return row
+
+
+def trace_metrics(tr: Trace, theta: np.ndarray) -> dict[str, float]:
+    """Duration, total throughput, mean TTFT and mean TPOT of a closed-loop trace for cost vector theta.
+
+    Exactly what ``predict_cell`` computes for the same run, but linear in theta (used by the fit).
+    """
+    t_ms = tr.feats @ theta
+    end = np.concatenate([[0.0], np.cumsum(t_ms)])  # end[j+1] = end of step j
+    send = end[tr.send_step + 1]
+    first = end[tr.first_step + 1]
+    last = end[tr.last_step + 1]
+    dur_s = (last.max() - send.min()) / 1000.0
+    multi = tr.output_tokens > 1
+    return {
+        "duration": dur_s,
+        "total_throughput": float((tr.prompt_tokens.sum() + tr.output_tokens.sum()) / dur_s),
+        "mean_ttft_ms": float((first - send).mean()),
+        "mean_tpot_ms": float(((last - first)[multi] / (tr.output_tokens[multi] - 1)).mean()),
+    }
+
+
+def trace_design(tr: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """Linear forms: duration_ms = d @ theta, mean TTFT = a @ theta, mean TPOT = b @ theta; total tokens."""
+    cum = np.vstack([np.zeros(tr.feats.shape[1]), np.cumsum(tr.feats, axis=0)])
+    send = cum[tr.send_step + 1]
+    first = cum[tr.first_step + 1]
+    last = cum[tr.last_step + 1]
+    d = cum[tr.last_step.max() + 1] - cum[tr.send_step.min() + 1]
+    a = (first - send).mean(axis=0)
+    multi = tr.output_tokens > 1
+    b = ((last - first)[multi] / (tr.output_tokens[multi] - 1)[:, None]).mean(axis=0)
+    return d, a, b, float(tr.prompt_tokens.sum() + tr.output_tokens.sum())
