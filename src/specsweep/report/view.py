@@ -1,0 +1,345 @@
+"""The report view model: every number and every verdict a report shows, computed once.
+
+Renderers (Markdown, JSON, terminal table, HTML + plots) read this and nothing else. It is
+language-neutral: every sentence is a :class:`Msg` (an i18n key plus arguments); the strings of both
+languages live in :mod:`specsweep.report.i18n` (``i18n.text(msg, lang)``, ``i18n.label(key, lang)``).
+
+One model serves both report kinds:
+
+- ``kind="sweep"``: one method, one parameter varied (e.g. DSpark ``spec_tokens`` 3 vs 5);
+  ``configs`` are that method's configurations.
+- ``kind="compare"``: methods against each other, each method at its best config per cell;
+  ``configs`` are the methods (``ConfigInfo.label`` is the method's display name) and each cell
+  says which config it was picked from (``Cell.picked``).
+
+Conventions
+- Metric keys are sglang.bench_serving's (``total_throughput``, ``mean_e2e_latency_ms``, ...);
+  ``metrics`` says per key its unit, direction and decimals.
+- Ratios and effects are fractions (0.092 means 9.2%).
+- A pairwise comparison of configs ``a`` and ``b`` on a metric is a :class:`Verdict`:
+  ``effect = a/b - 1`` for higher-is-better metrics and ``b/a - 1`` for lower-is-better ones, so a
+  positive effect always favours ``a``; ``verdict`` is "a", "b" or "tie"; ``gain`` is
+  winner/loser - 1 of the numeric leader (what the "Gain"/"提升" column shows, even for a tie).
+- Missing cells are present with ``status="missing"`` and ``values`` all None; never invented.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+VIEW_SCHEMA = "specsweep.report.view/1"
+
+Number = float | None
+ArgValue = str | int | float | bool | None | list[Any] | dict[str, Any]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Msg(_Frozen):
+    """A sentence: an i18n key and its arguments (numbers raw; the template formats them)."""
+
+    key: str
+    args: dict[str, ArgValue] = Field(default_factory=dict)
+
+
+class MetricSpec(_Frozen):
+    key: str  # e.g. "total_throughput", "p99_ttft_ms"
+    unit: str  # "s", "req/s", "tok/s", "ms"
+    higher_is_better: bool
+    decimals: int = 2
+
+
+class ServerInfo(_Frozen):
+    name: str  # config/server name in the manifest
+    label: str  # config label, e.g. "DSpark(st=3)"
+    method: str
+    params: dict[str, ArgValue] = Field(default_factory=dict)
+    backend: str | None = None  # e.g. "vllm-dspark", "sglang", "sim"
+    model: str | None = None
+    argv: list[str] = Field(default_factory=list)
+    version: str | None = None
+
+
+class Provenance(_Frozen):
+    run_dirs: list[str]
+    experiments: list[str] = Field(default_factory=list)
+    sources: list[str] = Field(default_factory=list)  # "run" | "import" | "sim", one per kind present
+    servers: list[ServerInfo] = Field(default_factory=list)
+    models: list[str] = Field(default_factory=list)
+    backends: list[str] = Field(default_factory=list)
+    clients: list[str] = Field(default_factory=list)  # e.g. "sglang.bench_serving --backend vllm"
+    warmup: list[int] = Field(default_factory=list)  # distinct warmup request counts
+    ignore_eos: bool | None = None
+    datasets: list[str] = Field(default_factory=list)
+    simulated: bool = False
+    time_scale: float | None = None
+    tool_versions: list[str] = Field(default_factory=list)
+    generated_at: str = ""  # ISO 8601 UTC
+
+
+class ConfigInfo(_Frozen):
+    """A column of the comparison: a config (sweep) or a method at its best config (compare)."""
+
+    label: str  # "DSpark(st=3)" (sweep) / "DSpark" (compare)
+    short: str  # "st=3" (sweep) / "DSpark" (compare): what table headers show
+    method: str
+    params: dict[str, ArgValue] = Field(default_factory=dict)
+    members: list[str] = Field(default_factory=list)  # compare: the config labels of this method
+    is_baseline: bool = False
+
+
+class Cell(_Frozen):
+    """One config at one (scenario, concurrency): means over repeats, with intervals when known."""
+
+    scenario: str
+    concurrency: int
+    config: str  # ConfigInfo.label
+    picked: str | None = None  # compare: the config label chosen as the method's best in this cell
+    workload_class: str
+    status: Literal["ok", "missing", "failed", "invalid"]
+    repeats: int = 0
+    values: dict[str, Number] = Field(default_factory=dict)  # metric key -> value
+    ci: dict[str, list[float]] = Field(default_factory=dict)  # metric key -> [low, high]
+    ci_basis: str | None = None  # "requests" | "repeats" | None
+    completed: int | None = None
+    failed: int | None = None
+    accept_length: Number = None
+    error: str | None = None
+
+
+class Verdict(_Frozen):
+    scenario: str
+    concurrency: int
+    metric: str
+    a: str
+    b: str
+    verdict: Literal["a", "b", "tie"]
+    effect: float  # a/b - 1 (higher is better) or b/a - 1 (lower is better): > 0 favours a
+    ci_low: float
+    ci_high: float
+    basis: str  # "repeats" | "requests+floor" | "noise_floor" | "aa+floor" ...
+    noise_floor: float
+    min_effect: float
+    a_value: float
+    b_value: float
+    winner: str | None  # label of the winner; None for a tie
+    leader: str  # label with the better number, even in a tie
+    gain: float  # leader/other - 1 (for lower-is-better: other/leader - 1)
+
+
+class WinnerRow(_Frozen):
+    """One row of the throughput winner table: every config's value, the leader vs the runner-up."""
+
+    scenario: str
+    concurrency: int
+    metric: str
+    values: dict[str, Number]  # config label -> value (None: missing)
+    winner: str | None  # None: tie or not comparable
+    leader: str | None
+    runner_up: str | None
+    gain: Number  # leader/runner_up - 1
+    verdict: Verdict | None
+    missing: list[str] = Field(default_factory=list)
+
+
+class NoiseInfo(_Frozen):
+    floor: float  # relative, e.g. 0.05
+    source: Literal["aa", "repeats", "default"]
+    n: int = 0  # number of A/A pairs or repeat groups it was measured from
+    min_effect: float = 0.0
+    detail: Msg | None = None
+
+
+class Finding(_Frozen):
+    band: str | None  # "low" | "mid" | "high" | None
+    text: Msg
+    data: dict[str, ArgValue] = Field(default_factory=dict)
+
+
+class ClassBest(_Frozen):
+    workload_class: str
+    scenarios: list[str]
+    config: str | None  # None: no clear winner
+    wins: int
+    losses: int
+    ties: int
+    mean_gain: Number  # geometric mean over cells of config/other - 1
+    reason: Msg
+
+
+class GapRow(_Frozen):
+    concurrency: int
+    a_value: Number
+    b_value: Number
+    verdict: Verdict | None
+    text: Msg
+
+
+class GapTable(_Frozen):
+    scenario: str
+    metric: str
+    a: str
+    b: str
+    rows: list[GapRow]
+    summary: Msg | None = None
+
+
+class Anomaly(_Frozen):
+    scenario: str
+    concurrency: int
+    kind: Literal["trend_outlier", "prefix_cache", "invalid_run", "error_burst"]
+    configs: list[str] = Field(default_factory=list)
+    evidence: Msg
+    data: dict[str, ArgValue] = Field(default_factory=dict)
+
+
+class Crossover(_Frozen):
+    scenario: str
+    a: str
+    b: str
+    metric: str
+    concurrency: float  # interpolated in log-concurrency
+    low: float  # interval: bracketing measured levels (narrowed when the CIs allow)
+    high: float
+    kind: Literal["pair", "baseline"] = "pair"
+    before: str  # verdict below the crossover: "a" | "b" | "tie"
+    after: str
+    text: Msg | None = None
+
+
+class EngineFlags(_Frozen):
+    vllm: str | None = None  # e.g. --speculative-config '{"method": "dspark", ...}'
+    sglang: str | None = None  # e.g. --speculative-algorithm EAGLE --speculative-num-steps 3 ...
+    measured: str | None = None  # the argv the measured server was launched with, when known
+
+
+class Recommendation(_Frozen):
+    workload_class: str | None  # None: all classes together
+    band: str  # "low" | "mid" | "high"
+    c_low: int
+    c_high: int | None  # None: unbounded
+    config: str | None  # None: any (all ties)
+    alternatives: list[str] = Field(default_factory=list)  # configs statistically tied with it
+    expected_gain: Number  # geometric mean over cells vs the runner-up
+    ci_low: Number
+    ci_high: Number
+    confidence: Literal["high", "medium", "low"]
+    basis: str
+    n_cells: int
+    flags: EngineFlags | None = None
+    note: Msg
+
+
+class ScheduleEntry(_Frozen):
+    """Per-concurrency schedule: below/at ``c_high`` (and above ``c_low``) run ``config``."""
+
+    scope: str  # scenario name or workload class
+    c_low: int
+    c_high: int | None
+    config: str | None
+
+
+class DomainCheck(_Frozen):
+    kind: Literal["cuda_graph_cap", "below_block_size", "random_ids", "ignore_eos", "simulated", "single_run"]
+    severity: Literal["info", "warn"]
+    configs: list[str] = Field(default_factory=list)
+    cells: list[list[str | int]] = Field(default_factory=list)  # [[scenario, concurrency], ...]
+    message: Msg
+
+
+class RatioRow(_Frozen):
+    metric: str  # "mean_e2e_latency_ms" ...
+    numerator: str  # method label
+    denominator: str
+    mean_ratio: float  # mean over cells of numerator/denominator
+    n_cells: int
+
+
+class CompareSummary(_Frozen):
+    methods: list[str]
+    n_cells: int
+    win_counts: dict[str, int]
+    ties: int
+    ratios: list[RatioRow]
+    conclusion: Msg
+
+
+class Divergence(_Frozen):
+    index: int  # prompt index
+    token_index: int
+    a_context: str
+    b_context: str
+
+
+class LosslessView(_Frozen):
+    base_urls: list[str]
+    n_prompts: int
+    identical: int
+    share_identical: float
+    divergences: list[Divergence] = Field(default_factory=list)
+    errors: int = 0
+
+
+class ReportView(_Frozen):
+    schema_version: str = VIEW_SCHEMA
+    kind: Literal["sweep", "compare"]
+    lang_neutral: bool = True
+    title: Msg
+    provenance: Provenance
+    primary_metric: str = "total_throughput"
+    metrics: list[MetricSpec]
+    core_columns: list[str]  # metric keys in the core table's order
+    config_column: str  # i18n label key of the config column ("col.param.spec_tokens", "col.method")
+    varied_param: str | None = None  # sweep: the parameter that varies
+    configs: list[ConfigInfo]
+    scenarios: list[str]
+    concurrencies: list[int]
+    cells: list[Cell]  # every (scenario, concurrency, config) present in any config, incl. missing
+    noise: NoiseInfo
+    verdicts: list[Verdict]  # every pairwise comparison on the primary metric, per cell
+    latency_verdicts: list[Verdict] = Field(default_factory=list)  # mean E2E / TPOT / TTFT
+    winners: list[WinnerRow]
+    findings: list[Finding] = Field(default_factory=list)
+    class_best: list[ClassBest] = Field(default_factory=list)
+    gaps: list[GapTable] = Field(default_factory=list)
+    anomalies: list[Anomaly] = Field(default_factory=list)
+    crossovers: list[Crossover] = Field(default_factory=list)
+    recommendations: list[Recommendation] = Field(default_factory=list)
+    schedule: list[ScheduleEntry] = Field(default_factory=list)
+    checks: list[DomainCheck] = Field(default_factory=list)
+    compare: CompareSummary | None = None
+    next_steps: list[Msg] = Field(default_factory=list)
+    notes: list[Msg] = Field(default_factory=list)
+    lossless: LosslessView | None = None
+
+    def to_json(self, *, indent: bool = True) -> str:
+        return self.model_dump_json(indent=2 if indent else None)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> ReportView:
+        return cls.model_validate_json(text)
+
+    # ---- lookups renderers need ----------------------------------------------------------------
+    def cell(self, scenario: str, concurrency: int, config: str) -> Cell | None:
+        for c in self.cells:
+            if c.scenario == scenario and c.concurrency == concurrency and c.config == config:
+                return c
+        return None
+
+    def metric(self, key: str) -> MetricSpec:
+        for m in self.metrics:
+            if m.key == key:
+                return m
+        raise KeyError(key)
+
+    def points(self) -> list[tuple[str, int]]:
+        """(scenario, concurrency) pairs in table order (scenario, then concurrency)."""
+        seen = sorted(
+            {(c.scenario, c.concurrency) for c in self.cells},
+            key=lambda p: (self.scenarios.index(p[0]), p[1]),
+        )
+        return seen
