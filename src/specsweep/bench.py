@@ -23,6 +23,7 @@ class BenchConfig:
     request_rate: float = float("inf")  # open loop rate (req/s); inf: all at once (bounded by concurrency)
     burstiness: float = 1.0  # gamma shape; 1 = Poisson
     warmup_requests: int = 0
+    warmup_sleep_s: float = 1.0  # pause after warmup (sglang sleeps 1 s)
     seed: int = 1
     extra_request_body: dict[str, Any] = field(default_factory=dict)
     goodput: dict[str, float] = field(default_factory=dict)  # {"ttft": ms, "tpot": ms, "e2el": ms}

@@ -15,8 +15,8 @@ def length_bounds(nominal: int, ratio: float, mode: str = "sglang") -> tuple[int
     sglang: [max(floor(L*r), 1), L] (r=0 -> [1, L]); vllm: [max(floor(L*(1-r)), 1), ceil(L*(1+r))].
     """
     if mode == "vllm":
-        return max(int(math.floor(nominal * (1 - ratio))), 1), int(math.ceil(nominal * (1 + ratio)))
-    return max(int(math.floor(nominal * ratio)), 1), nominal
+        return max(math.floor(nominal * (1 - ratio)), 1), math.ceil(nominal * (1 + ratio))
+    return max(math.floor(nominal * ratio), 1), nominal
 
 
 def sample_lengths(scenario: Scenario, n: int, seed: int) -> tuple[list[int], list[int]]:

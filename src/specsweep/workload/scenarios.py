@@ -55,6 +55,7 @@ BUILTIN: dict[str, Scenario] = {
     ]
 }
 
+
 # Workload classes used by analysis and recommendations (by nominal input/output lengths).
 def workload_class(s: Scenario) -> str:
     if s.input_len >= 8192:
@@ -93,7 +94,9 @@ def parse_scenarios(data: object, *, file: str | None = None, base: str = "scena
     elif isinstance(data, list):
         items = [(str(i), v) for i, v in enumerate(data)]
     else:
-        raise ConfigError("expected a mapping of name -> scenario or a list of scenarios", file=file, path=base)
+        raise ConfigError(
+            "expected a mapping of name -> scenario or a list of scenarios", file=file, path=base
+        )
     out: dict[str, Scenario] = {}
     for key, v in items:
         if not isinstance(v, dict):
@@ -103,7 +106,9 @@ def parse_scenarios(data: object, *, file: str | None = None, base: str = "scena
         except ValidationError as e:
             err = e.errors()[0]
             loc = ".".join(str(x) for x in err["loc"])
-            raise ConfigError(f"{err['msg']} (got {err.get('input')!r})", file=file, path=f"{base}.{key}.{loc}") from e
+            raise ConfigError(
+                f"{err['msg']} (got {err.get('input')!r})", file=file, path=f"{base}.{key}.{loc}"
+            ) from e
         out[s.name] = s
     return out
 

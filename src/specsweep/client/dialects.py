@@ -1,0 +1,203 @@
+"""Request bodies and stream-chunk parsing for each server dialect.
+
+A dialect turns a RequestSpec into (path, JSON body) and folds each SSE payload into a StreamState.
+Output tokens per chunk come from the server when it says (SGLang ``meta_info.completion_tokens``,
+OpenAI ``usage.completion_tokens`` with ``continuous_usage_stats``); otherwise from the client
+tokenizer applied to the chunk's text (``tokens_source`` says which).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from specsweep.errors import UsageError, one_of
+
+DONE = b"[DONE]"
+
+
+class ChunkError(Exception):
+    """A payload that does not parse in the dialect, or an error object in the stream."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind  # "malformed" | "server_error"
+
+
+@dataclass(slots=True)
+class StreamState:
+    text_parts: list[str] = field(default_factory=list)
+    tokens: int = 0  # cumulative output tokens so far
+    server_tokens: bool = False  # token counts came from the server
+    prompt_tokens: int | None = None
+    finish_reason: str | None = None
+    spec_verify_ct: int | None = None
+    done: bool = False  # saw [DONE]
+    final_usage_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Dialect:
+    name: str
+    path: str
+    chat: bool
+    native: bool  # SGLang /generate
+    continuous_usage: bool
+
+    def build(
+        self,
+        prompt: str | list[int],
+        max_tokens: int,
+        *,
+        model: str | None,
+        temperature: float,
+        ignore_eos: bool,
+        extra: dict[str, Any],
+        count: Callable[[str], int] | None = None,
+        decode: Callable[[list[int]], str] | None = None,
+    ) -> dict[str, Any]:
+        if self.native:
+            body: dict[str, Any] = {
+                "sampling_params": {
+                    "temperature": temperature,
+                    "max_new_tokens": max_tokens,
+                    "ignore_eos": ignore_eos,
+                },
+                "stream": True,
+            }
+            if isinstance(prompt, list):
+                body["input_ids"] = prompt
+            else:
+                body["text"] = prompt
+        else:
+            body = {"model": model, "temperature": temperature, "max_tokens": max_tokens, "stream": True}
+            so: dict[str, Any] = {"include_usage": True}
+            if self.continuous_usage:
+                so["continuous_usage_stats"] = True
+            body["stream_options"] = so
+            if ignore_eos:
+                body["ignore_eos"] = True
+            if self.chat:
+                text = prompt if isinstance(prompt, str) else (decode(prompt) if decode else str(prompt))
+                body["messages"] = [{"role": "user", "content": text}]
+            else:
+                body["prompt"] = prompt
+        for k, v in extra.items():  # --extra-request-body merges last; nested dicts merge one level
+            if isinstance(v, dict) and isinstance(body.get(k), dict):
+                body[k] = {**body[k], **v}
+            else:
+                body[k] = v
+        return body
+
+    def parse(self, payload: bytes, st: StreamState, count: Callable[[str], int]) -> tuple[str, int]:
+        """Fold one SSE payload into ``st``; return (new text, new tokens) it carried."""
+        if payload == DONE or payload.strip() == DONE:
+            st.done = True
+            return "", 0
+        try:
+            obj = orjson.loads(payload)
+        except orjson.JSONDecodeError as e:
+            raise ChunkError("malformed", f"chunk is not JSON: {payload[:120]!r}") from e
+        if not isinstance(obj, dict):
+            raise ChunkError("malformed", f"chunk is not a JSON object: {payload[:120]!r}")
+        if "error" in obj and not obj.get("choices") and "text" not in obj:
+            err = obj["error"]
+            msg = err.get("message", err) if isinstance(err, dict) else err
+            raise ChunkError("server_error", f"server error in stream: {str(msg)[:300]}")
+        if self.native:
+            return _parse_sglang(obj, st, count)
+        return _parse_openai(obj, st, count, chat=self.chat)
+
+
+def _parse_sglang(obj: dict[str, Any], st: StreamState, count: Callable[[str], int]) -> tuple[str, int]:
+    text = obj.get("text")
+    meta = obj.get("meta_info")
+    if not isinstance(text, str) or not isinstance(meta, dict):
+        raise ChunkError("malformed", "sglang chunk lacks 'text' or 'meta_info'")
+    prev_len = sum(len(p) for p in st.text_parts)
+    new_text = text[prev_len:] if len(text) >= prev_len else ""
+    if new_text:
+        st.text_parts.append(new_text)
+    ct = meta.get("completion_tokens")
+    if isinstance(ct, int):
+        new_tokens = max(0, ct - st.tokens)
+        st.tokens = max(st.tokens, ct)
+        st.server_tokens = True
+    else:
+        new_tokens = count(new_text) if new_text else 0
+        st.tokens += new_tokens
+    pt = meta.get("prompt_tokens")
+    if isinstance(pt, int):
+        st.prompt_tokens = pt
+    svc = meta.get("spec_verify_ct")
+    if isinstance(svc, int):
+        st.spec_verify_ct = svc
+    fr = meta.get("finish_reason")
+    if fr:
+        st.finish_reason = str(fr.get("type", fr)) if isinstance(fr, dict) else str(fr)
+    return new_text, new_tokens
+
+
+def _parse_openai(
+    obj: dict[str, Any], st: StreamState, count: Callable[[str], int], *, chat: bool
+) -> tuple[str, int]:
+    choices = obj.get("choices")
+    usage = obj.get("usage")
+    new_text = ""
+    if isinstance(choices, list) and choices:
+        c = choices[0]
+        if not isinstance(c, dict):
+            raise ChunkError("malformed", "choices[0] is not an object")
+        if chat:
+            delta = c.get("delta") or {}
+            t = delta.get("content") if isinstance(delta, dict) else None
+            if t is None and isinstance(delta, dict):
+                t = delta.get("reasoning_content")
+        else:
+            t = c.get("text")
+        if t:
+            if not isinstance(t, str):
+                raise ChunkError("malformed", "choice text is not a string")
+            new_text = t
+            st.text_parts.append(t)
+        if c.get("finish_reason"):
+            st.finish_reason = str(c["finish_reason"])
+    elif choices is None and usage is None:
+        raise ChunkError("malformed", "OpenAI chunk has neither 'choices' nor 'usage'")
+    ct = usage.get("completion_tokens") if isinstance(usage, dict) else None
+    if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
+        st.prompt_tokens = usage["prompt_tokens"]
+    new_tokens = 0
+    if isinstance(ct, int) and choices:  # continuous usage: cumulative count on every chunk
+        new_tokens = max(0, ct - st.tokens)
+        st.tokens = max(st.tokens, ct)
+        st.server_tokens = True
+    elif isinstance(ct, int):  # final usage-only chunk
+        st.final_usage_tokens = ct
+    elif new_text:  # no count from the server: our tokenizer, at least one token per text chunk
+        new_tokens = max(1, count(new_text))
+        st.tokens += new_tokens
+    return new_text, new_tokens
+
+
+DIALECTS: dict[str, Dialect] = {
+    d.name: d
+    for d in [
+        Dialect("sglang", "/generate", chat=False, native=True, continuous_usage=False),
+        Dialect("vllm", "/v1/completions", chat=False, native=False, continuous_usage=True),
+        Dialect("openai", "/v1/completions", chat=False, native=False, continuous_usage=False),
+        Dialect("openai-chat", "/v1/chat/completions", chat=True, native=False, continuous_usage=False),
+        Dialect("sglang-oai", "/v1/completions", chat=False, native=False, continuous_usage=True),
+        Dialect("sglang-oai-chat", "/v1/chat/completions", chat=True, native=False, continuous_usage=True),
+        Dialect("vllm-chat", "/v1/chat/completions", chat=True, native=False, continuous_usage=True),
+    ]
+}
+
+
+def get_dialect(name: str) -> Dialect:
+    if name not in DIALECTS:
+        raise UsageError(f"unknown --backend: {one_of(name, DIALECTS)}")
+    return DIALECTS[name]

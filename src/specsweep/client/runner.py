@@ -1,0 +1,340 @@
+"""The async load generator: one keep-alive connection pool, closed and/or open loop, raw records.
+
+Timing: every timestamp is ``time.monotonic_ns()`` taken when the event loop hands us the bytes.
+All SSE events in one socket read share its timestamp (they arrived together). A monitor task
+measures event-loop lag and the process CPU share, so a run whose client was the bottleneck is
+marked invalid instead of silently reporting the client's own delays as server latency.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import os
+import time
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import aiohttp
+import numpy as np
+import orjson
+
+from specsweep import __version__
+from specsweep.bench import BenchConfig, BenchOutcome
+from specsweep.client import probes
+from specsweep.client.dialects import ChunkError, Dialect, StreamState, get_dialect
+from specsweep.client.sse import SSEDecoder
+from specsweep.errors import BenchError
+from specsweep.metrics import compute_metrics
+from specsweep.records import RequestRecord, RequestSpec
+from specsweep.workload.arrivals import arrival_offsets
+from specsweep.workload.prompts import generate, warmup_specs
+from specsweep.workload.scenarios import default_num_prompts
+from specsweep.workload.tokenizer import Tokenizer, load_tokenizer
+
+log = logging.getLogger(__name__)
+_now = time.monotonic_ns
+_JSON_HEADERS = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+
+# Self-check thresholds: past these the client, not the server, shaped the numbers.
+MAX_CLIENT_CPU = 0.95  # share of one core
+MAX_LOOP_LAG_P99_MS = 10.0
+MAX_SCHEDULE_LAG_P99_MS = 10.0
+
+
+def auth_headers() -> dict[str, str]:
+    """Bearer token from OPENAI_API_KEY or API_KEY. Never logged, never stored."""
+    key = os.environ.get("OPENAI_API_KEY") or os.environ.get("API_KEY")
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+class _LagMonitor:
+    """Samples event-loop lag every ``period`` seconds (how late a sleep wakes up)."""
+
+    def __init__(self, period: float = 0.005) -> None:
+        self.period = period
+        self.lags_ms: list[float] = []
+        self._task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        p_ns = int(self.period * 1e9)
+        while True:
+            t = _now()
+            await asyncio.sleep(self.period)
+            self.lags_ms.append(max(0.0, (_now() - t - p_ns) / 1e6))
+
+    def start(self) -> None:
+        self._task = asyncio.ensure_future(self._run())
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+
+class Runner:
+    def __init__(self, cfg: BenchConfig, session: aiohttp.ClientSession, tok: Tokenizer, model: str | None):
+        self.cfg = cfg
+        self.session = session
+        self.tok = tok
+        self.model = model
+        self.dialect: Dialect = get_dialect(cfg.backend)
+        self.url = cfg.base_url.rstrip("/") + self.dialect.path
+        self.worker = 0
+
+    def body(self, spec: RequestSpec) -> bytes:
+        b = self.dialect.build(
+            spec.prompt,
+            spec.output_len,
+            model=self.model,
+            temperature=self.cfg.temperature,
+            ignore_eos=self.cfg.ignore_eos,
+            extra=self.cfg.extra_request_body,
+            decode=self.tok.decode,
+        )
+        return orjson.dumps(b)
+
+    async def one(self, spec: RequestSpec, rec: RequestRecord, body: bytes) -> None:
+        """Send one request and fill ``rec`` with what happened; never raises (failures are data)."""
+        cfg, dialect, count = self.cfg, self.dialect, self.tok.count
+        st = StreamState()
+        rec.send_ns = _now()
+        try:
+            async with self.session.post(
+                self.url,
+                data=body,
+                headers=_JSON_HEADERS,
+                timeout=aiohttp.ClientTimeout(total=cfg.request_timeout_s),
+            ) as resp:
+                rec.headers_ns = _now()
+                rec.http_status = resp.status
+                if resp.status != 200:
+                    detail = (await resp.content.read(500)).decode("utf-8", "replace")
+                    rec.error_kind, rec.error = "http_status", f"HTTP {resp.status}: {detail.strip()}"
+                    return
+                dec = SSEDecoder()
+                chunk_ns, chunk_tokens = rec.chunk_ns, rec.chunk_tokens
+                async for data in resp.content.iter_any():
+                    t = _now()
+                    for payload in dec.feed(data):
+                        text, n = dialect.parse(payload, st, count)
+                        if n or (text and not chunk_ns):
+                            chunk_ns.append(t)
+                            chunk_tokens.append(n)
+                for payload in dec.close():
+                    dialect.parse(payload, st, count)
+        except ChunkError as e:
+            rec.error_kind, rec.error = e.kind, str(e)
+        except TimeoutError:
+            rec.error_kind, rec.error = "timeout", f"no complete response within {cfg.request_timeout_s:g} s"
+        except aiohttp.ClientConnectorError as e:
+            rec.error_kind, rec.error = "connect", str(e)
+        except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError, ConnectionError) as e:
+            rec.error_kind, rec.error = "disconnect", f"{type(e).__name__}: {e}"
+        except aiohttp.ClientError as e:
+            rec.error_kind, rec.error = "connect", f"{type(e).__name__}: {e}"
+        except Exception as e:
+            rec.error_kind, rec.error = "client", f"{type(e).__name__}: {e}"
+        finally:
+            rec.end_ns = _now()
+            self._finish(rec, st)
+
+    def _finish(self, rec: RequestRecord, st: StreamState) -> None:
+        rec.finish_reason = st.finish_reason
+        rec.prompt_tokens_server = st.prompt_tokens
+        rec.spec_verify_ct = st.spec_verify_ct
+        if st.server_tokens:
+            rec.output_tokens, rec.output_tokens_source = st.tokens, "server"
+        elif st.final_usage_tokens is not None:
+            rec.output_tokens, rec.output_tokens_source = st.final_usage_tokens, "server"
+        else:
+            rec.output_tokens, rec.output_tokens_source = sum(rec.chunk_tokens), "retokenized"
+        if self.cfg.keep_text:
+            rec.output_text = "".join(st.text_parts)
+        if rec.error_kind is None:
+            if not st.done and st.finish_reason is None:
+                rec.error_kind = "disconnect"
+                rec.error = "stream ended without [DONE] or a finish reason (truncated)"
+            elif not rec.chunk_ns:
+                rec.error_kind, rec.error = "empty", "the response carried no output token"
+
+
+async def _drive(
+    runner: Runner,
+    specs: Sequence[RequestSpec],
+    offsets: Sequence[float] | None,
+    concurrency: int | None,
+) -> tuple[list[RequestRecord], list[float]]:
+    """Send ``specs``; closed loop when ``offsets`` is None, else on the absolute schedule."""
+    bodies = [runner.body(s) for s in specs]  # built before the clock starts
+    records = [
+        RequestRecord(
+            index=s.index, is_warmup=s.is_warmup, worker=runner.worker, prompt_len=s.prompt_len,
+            output_len=s.output_len, scheduled_ns=0,
+        )
+        for s in specs
+    ]  # fmt: skip
+    sched_lag_ms: list[float] = []
+    if offsets is None:
+        it = iter(range(len(specs)))
+        n_workers = min(concurrency or len(specs), len(specs))
+
+        async def worker() -> None:
+            for i in it:
+                records[i].scheduled_ns = _now()
+                await runner.one(specs[i], records[i], bodies[i])
+
+        await asyncio.gather(*(worker() for _ in range(n_workers)))
+        return records, sched_lag_ms
+
+    sem = asyncio.Semaphore(concurrency) if concurrency else None
+    t0 = _now()
+    tasks: list[asyncio.Task[None]] = []
+
+    async def gated(i: int) -> None:
+        if sem is None:
+            await runner.one(specs[i], records[i], bodies[i])
+            return
+        async with sem:
+            await runner.one(specs[i], records[i], bodies[i])
+
+    for i, off in enumerate(offsets):
+        due = t0 + int(off * 1e9)
+        delay = (due - _now()) / 1e9
+        if delay > 0:
+            await asyncio.sleep(delay)
+        records[i].scheduled_ns = due
+        sched_lag_ms.append(max(0.0, (_now() - due) / 1e6))
+        tasks.append(asyncio.ensure_future(gated(i)))
+    await asyncio.gather(*tasks)
+    return records, sched_lag_ms
+
+
+async def resolve_model(session: aiohttp.ClientSession, cfg: BenchConfig) -> str | None:
+    if cfg.model:
+        return cfg.model
+    model = await probes.first_model(session, cfg.base_url.rstrip("/"))
+    if model is None and not get_dialect(cfg.backend).native:
+        raise BenchError(
+            f"cannot list models at {cfg.base_url}/v1/models (server unreachable or not OpenAI-"
+            "compatible); pass --model or check --base-url"
+        )
+    return model
+
+
+def make_session(concurrency: int | None) -> aiohttp.ClientSession:
+    connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, keepalive_timeout=60)
+    return aiohttp.ClientSession(
+        connector=connector, headers=auth_headers(), read_bufsize=1 << 20, auto_decompress=False,
+        timeout=aiohttp.ClientTimeout(total=None, connect=30),
+    )  # fmt: skip
+
+
+async def run_bench_async(cfg: BenchConfig) -> BenchOutcome:
+    """One benchmark run against a live server: warmup, measured run, spec counters, metrics."""
+    tok = load_tokenizer(cfg.tokenizer, warn=not cfg.quiet)
+    get_dialect(cfg.backend)
+    n = cfg.num_prompts or default_num_prompts(cfg.max_concurrency or 1)
+    specs = generate(cfg.scenario, n, tok, cfg.seed)
+    base = cfg.base_url.rstrip("/")
+    async with make_session(cfg.max_concurrency) as session:
+        model = await resolve_model(session, cfg)
+        runner = Runner(cfg, session, tok, model)
+        version = await probes.server_version(session, base)
+        warm: list[RequestRecord] = []
+        if cfg.warmup_requests > 0:
+            warm, _ = await _drive(
+                runner, warmup_specs(specs[0], cfg.warmup_requests), None, cfg.max_concurrency
+            )
+            await asyncio.sleep(cfg.warmup_sleep_s)
+        before = await probes.scrape_spec(session, base) if cfg.scrape_metrics else None
+        offsets = (
+            None
+            if math.isinf(cfg.request_rate)
+            else arrival_offsets(n, cfg.request_rate, cfg.burstiness, cfg.seed)
+        )
+        mon = _LagMonitor()
+        mon.start()
+        cpu0, wall0 = time.process_time(), time.monotonic()
+        records, sched_lag = await _drive(runner, specs, offsets, cfg.max_concurrency)
+        cpu = time.process_time() - cpu0
+        wall = time.monotonic() - wall0
+        await mon.stop()
+        after = await probes.scrape_spec(session, base) if cfg.scrape_metrics else None
+        srv_al = await probes.server_accept_length(session, base) if cfg.scrape_metrics else None
+
+    metrics = compute_metrics(records, goodput=cfg.goodput or None)
+    if metrics["completed"] == 0 and records:
+        kinds = metrics["errors_by_kind"]
+        first = next((r.error for r in records if r.error), "")
+        log.warning("every request failed (%s): %s", kinds, first)
+    result = _result_line(cfg, model, tok, version, metrics)
+    result.update(probes.spec_delta(before, after))
+    if result.get("accept_length") is None and "spec_accept_length" in result:
+        result["accept_length"] = result["spec_accept_length"]
+    result["server_accept_length"] = srv_al
+    lag = np.asarray(mon.lags_ms or [0.0])
+    check = {
+        "client_cpu_util": cpu / wall if wall > 0 else 0.0,
+        "loop_lag_p50_ms": float(np.percentile(lag, 50)),
+        "loop_lag_p99_ms": float(np.percentile(lag, 99)),
+        "loop_lag_max_ms": float(lag.max()),
+        "schedule_lag_p99_ms": float(np.percentile(sched_lag, 99)) if sched_lag else 0.0,
+    }
+    result["self_check"] = check
+    reasons = []
+    if check["client_cpu_util"] > MAX_CLIENT_CPU:
+        reasons.append(f"client CPU saturated ({check['client_cpu_util']:.0%} of one core)")
+    if check["loop_lag_p99_ms"] > MAX_LOOP_LAG_P99_MS:
+        reasons.append(f"event-loop lag p99 {check['loop_lag_p99_ms']:.1f} ms > {MAX_LOOP_LAG_P99_MS:g} ms")
+    if check["schedule_lag_p99_ms"] > MAX_SCHEDULE_LAG_P99_MS:
+        reasons.append(f"arrival schedule late: p99 {check['schedule_lag_p99_ms']:.1f} ms")
+    invalid = "; ".join(reasons) or None
+    result["invalid"] = invalid is not None
+    result["invalid_reason"] = invalid
+    if cfg.scenario.dataset == "random-ids" and (
+        result.get("spec_num_drafts") or result.get("accept_length")
+    ):
+        warnings.warn(
+            "random-ids prompts against a speculative server: acceptance on random tokens is not "
+            "representative; use real-text prompts (--dataset-name random) to compare speculation",
+            stacklevel=2,
+        )
+    return BenchOutcome(result=result, records=warm + records, invalid_reason=invalid)
+
+
+def _result_line(
+    cfg: BenchConfig, model: str | None, tok: Tokenizer, version: dict[str, Any] | None, m: dict[str, Any]
+) -> dict[str, Any]:
+    sc = cfg.scenario
+    head: dict[str, Any] = {
+        "backend": cfg.backend,
+        "base_url": cfg.base_url,
+        "model": model,
+        "tokenizer": tok.name,
+        "dataset_name": sc.dataset,
+        "scenario": sc.name,
+        "request_rate": None if math.isinf(cfg.request_rate) else cfg.request_rate,
+        "burstiness": cfg.burstiness,
+        "max_concurrency": cfg.max_concurrency,
+        "num_prompts": cfg.num_prompts or default_num_prompts(cfg.max_concurrency or 1),
+        "random_input_len": sc.input_len,
+        "random_output_len": sc.output_len,
+        "random_range_ratio": sc.range_ratio,
+        "range_ratio_mode": sc.range_mode,
+        "warmup_requests": cfg.warmup_requests,
+        "seed": cfg.seed,
+        "ignore_eos": cfg.ignore_eos,
+        "temperature": cfg.temperature,
+        "tag": cfg.tag,
+        "specsweep_version": __version__,
+        "date": time.strftime("%Y%m%d-%H%M%S"),
+        "server_version": version,
+        "time_scale": (version or {}).get("time_scale"),
+    }
+    head.update(m)
+    return head

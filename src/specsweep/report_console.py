@@ -1,0 +1,65 @@
+"""Console summary of one benchmark run, laid out like sglang.bench_serving's, plus our extras."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def _f(v: Any, nd: int = 2) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.{nd}f}"
+    return str(v)
+
+
+def print_bench_summary(res: dict[str, Any], console: Console | None = None) -> None:
+    c = console or Console(stderr=False)
+    t = Table(title="Serving Benchmark Result", show_header=False, title_style="bold")
+    t.add_column("metric")
+    t.add_column("value", justify="right")
+    rows = [
+        ("Backend", res.get("backend")),
+        ("Scenario", res.get("scenario")),
+        ("Max request concurrency", res.get("max_concurrency") or "not set"),
+        ("Request rate", res.get("request_rate") or "inf"),
+        ("Successful requests", res.get("completed")),
+        ("Failed requests", f"{res.get('failed')} {res.get('errors_by_kind') or ''}".strip()),
+        ("Benchmark duration (s)", res.get("duration")),
+        ("Total input tokens", res.get("total_input_tokens")),
+        ("Total generated tokens", res.get("total_output_tokens")),
+        ("Request throughput (req/s)", res.get("request_throughput")),
+        ("Input token throughput (tok/s)", res.get("input_throughput")),
+        ("Output token throughput (tok/s)", res.get("output_throughput")),
+        ("Total token throughput (tok/s)", res.get("total_throughput")),
+        ("Concurrency (measured)", res.get("concurrency")),
+        ("Accept length", res.get("accept_length")),
+    ]
+    for k, v in rows:
+        t.add_row(k, _f(v))
+    for name, key in (("End-to-End Latency", "e2e_latency"), ("Time to First Token", "ttft"),
+                      ("Time per Output Token (excl. 1st token)", "tpot"),
+                      ("Inter-Token Latency (per token)", "itl"), ("Chunk latency (verify step)", "chunk_latency"),
+                      ("Client queue time", "queue")):  # fmt: skip
+        t.add_section()
+        t.add_row(f"[bold]{name}[/bold]", "")
+        for stat in ("mean", "median", "p99"):
+            t.add_row(f"{stat.capitalize()} {key} (ms)", _f(res.get(f"{stat}_{key}_ms")))
+    t.add_section()
+    t.add_row("Tokens per chunk (mean)", _f(res.get("mean_tokens_per_chunk")))
+    if res.get("spec_acceptance_rate") is not None:
+        t.add_row("Spec acceptance rate", _f(res.get("spec_acceptance_rate"), 3))
+    if res.get("request_goodput") is not None:
+        t.add_row("Request goodput (req/s)", _f(res.get("request_goodput")))
+    sc = res.get("self_check") or {}
+    t.add_row(
+        "Client CPU / loop lag p99 (ms)",
+        f"{sc.get('client_cpu_util', 0):.0%} / {sc.get('loop_lag_p99_ms', 0):.2f}",
+    )
+    c.print(t)
+    if res.get("invalid"):
+        c.print(f"[bold red]INVALID RUN:[/bold red] {res.get('invalid_reason')} - the client, not the server, "
+                "limited these numbers; lower the load per process or use --workers")  # fmt: skip
