@@ -1,0 +1,1169 @@
+"""`specsweep sim serve`: the simulated engine behind real HTTP endpoints, against the wall clock.
+
+One task drives the engine: while requests are pending it takes ``step = engine.step()``, waits until
+``wall_start + step.end / time_scale`` (an absolute schedule: a late step does not delay the next), and
+writes every emission of the step to its stream in one pass, straight to the socket (pre-encoded bytes,
+HTTP chunked framing, no per-chunk await). While idle it waits for an arrival and moves the engine's
+virtual clock to the arrival's time. Asyncio timers wake up to ~1 ms late, so the driver sleeps until
+``spin_s`` before the deadline and spins the rest.
+
+Endpoints (shapes as vLLM / SGLang write them; see ``wire.py``)::
+
+    POST /v1/completions  /v1/chat/completions     OpenAI (vLLM flavour), stream and non-stream
+    POST /generate                                  SGLang native
+    GET  /health  /health_generate  /v1/models  /get_model_info  /server_info  /get_server_info
+    GET  /metrics  /version        POST /tokenize
+
+With ``truth`` set, one JSON line per request records when each chunk was written to the socket
+(``mono_ns``: time.monotonic_ns(), ``epoch_ns``: time.time_ns(), ``sched_mono_ns``: the engine's
+scheduled time on the monotonic clock) and the tokens it carried.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+from aiohttp import web
+
+from specsweep import __version__
+from specsweep.errors import UsageError
+from specsweep.sim.engine import Engine, Step
+from specsweep.sim.faults import FaultDrawer, Faults, RequestFaults, parse_faults
+from specsweep.sim.profile import Profile, list_profiles, load_profile
+from specsweep.sim.textgen import WordStream, natural_length, prompt_key, word_table
+from specsweep.sim.wire import ChatEncoder, CompletionsEncoder, GenerateEncoder, usage_dict
+from specsweep.workload.tokenizer import BuiltinTokenizer
+
+CRASH_EXIT_CODE = 70  # exit status of a simulated crash (crash_after fault)
+DEFAULT_MAX_MODEL_LEN = 131072
+DEFAULT_COMPLETIONS_MAX_TOKENS = 16  # vLLM's /v1/completions default
+DEFAULT_GENERATE_MAX_NEW_TOKENS = 128  # SGLang's sampling_params default
+VLLM_COMPAT_VERSION = "0.10.1"  # what /version reports next to ours, for clients that parse it
+
+_SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+
+
+class _BadRequest(Exception):
+    def __init__(self, status: int, message: str, etype: str = "BadRequestError", param: str | None = None):
+        super().__init__(message)
+        self.status = status
+        self.etype = etype
+        self.param = param
+
+
+def _error(
+    status: int, message: str, etype: str = "BadRequestError", param: str | None = None
+) -> web.Response:
+    """vLLM's error body: {"error": {"message", "type", "param", "code"}}."""
+    body = {"error": {"message": message, "type": etype, "param": param, "code": status}}
+    return web.Response(status=status, body=orjson.dumps(body), content_type="application/json")
+
+
+def _json(obj: Any, status: int = 200) -> web.Response:
+    return web.Response(status=status, body=orjson.dumps(obj), content_type="application/json")
+
+
+@dataclass
+class SimConfig:
+    profile: Profile
+    host: str = "127.0.0.1"
+    port: int = 0
+    seed: int = 0
+    time_scale: float = 1.0
+    truth: str | None = None
+    faults: Faults = field(default_factory=Faults)
+    served_model_name: str | None = None
+    max_model_len: int = DEFAULT_MAX_MODEL_LEN
+    spin_s: float = 0.0015  # busy-wait this long before each deadline (asyncio timers are ~1 ms coarse)
+    on_crash: Callable[[], None] | None = None  # default: drop every connection and stop serving
+
+    @property
+    def model_name(self) -> str:
+        return self.served_model_name or self.profile.model_name
+
+
+class _Req:
+    """One generation request in flight."""
+
+    __slots__ = (
+        "arrival_epoch_ns",
+        "arrival_mono_ns",
+        "disconnected",
+        "done",
+        "enc",
+        "endpoint",
+        "faults",
+        "finish_reason",
+        "held",
+        "ids",
+        "kind",
+        "malformed_sent",
+        "max_tokens",
+        "n_chunks",
+        "n_out",
+        "prompt_tokens",
+        "rid",
+        "stall_until",
+        "stalled",
+        "stream",
+        "transport",
+        "truth",
+        "verify_ct",
+        "words",
+    )
+
+    def __init__(self, rid: str, kind: str, endpoint: str, stream: bool, prompt_tokens: int, max_tokens: int):
+        self.rid = rid
+        self.kind = kind  # "cmpl" | "chat" | "gen" | "health"
+        self.endpoint = endpoint
+        self.stream = stream
+        self.prompt_tokens = prompt_tokens
+        self.max_tokens = max_tokens
+        self.finish_reason = "length"
+        self.words: WordStream | None = None
+        self.enc: Any = None
+        self.transport: asyncio.Transport | None = None
+        self.done: asyncio.Future[None] | None = None
+        self.faults = RequestFaults()
+        self.ids: list[int] = []  # output word indices (non-stream)
+        self.n_out = 0
+        self.n_chunks = 0
+        self.verify_ct = 0
+        self.truth: list[tuple[int, int, int, int]] | None = None
+        self.held: list[bytes] = []
+        self.stall_until = 0.0
+        self.stalled = False
+        self.malformed_sent = False
+        self.disconnected = False
+        self.arrival_mono_ns = time.monotonic_ns()
+        self.arrival_epoch_ns = time.time_ns()
+
+
+class SimServer:
+    """The aiohttp application around one Engine; create with :func:`start_server`."""
+
+    def __init__(self, cfg: SimConfig) -> None:
+        if not cfg.time_scale > 0:
+            raise UsageError(f"--time-scale {cfg.time_scale!r}; expected a positive number")
+        self.cfg = cfg
+        self.profile = cfg.profile
+        self.engine = Engine(cfg.profile, seed=cfg.seed)
+        self.model = cfg.model_name
+        self.tokenizer = BuiltinTokenizer()
+        self._words, self._word_ids = word_table()
+        self._scale = float(cfg.time_scale)
+        self._spec = cfg.profile.k > 0
+        self._drawer = FaultDrawer(cfg.faults, cfg.seed)
+        self._rng = random.Random(f"sampling:{cfg.seed}")
+        self._reqs: dict[str, _Req] = {}
+        self._accepted = 0
+        self._truth_file: IO[bytes] | None = None
+        self._truth_pending: list[_Req] = []
+        self._wake: asyncio.Event | None = None
+        self._driver: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.wall0 = 0.0  # loop.time() at virtual time 0
+        self.started_epoch = time.time()
+        self.crashed = False
+        self._crash_cb: Callable[[], None] = cfg.on_crash or self._default_crash
+        self.app = self._make_app()
+
+    # ---- lifecycle ----------------------------------------------------------------------------
+    def _make_app(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=[self._crash_middleware])
+        r = app.router
+        r.add_post("/v1/completions", self._h_completions)
+        r.add_post("/v1/chat/completions", self._h_chat)
+        r.add_post("/generate", self._h_generate)
+        r.add_get("/health", self._h_health)
+        r.add_get("/health_generate", self._h_health_generate)
+        r.add_get("/v1/models", self._h_models)
+        r.add_get("/get_model_info", self._h_model_info)
+        r.add_get("/server_info", self._h_server_info)
+        r.add_get("/get_server_info", self._h_server_info)
+        r.add_get("/metrics", self._h_metrics)
+        r.add_post("/tokenize", self._h_tokenize)
+        r.add_get("/version", self._h_version)
+        app.on_startup.append(self._on_startup)
+        app.on_shutdown.append(self._on_shutdown)
+        return app
+
+    @web.middleware
+    async def _crash_middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if not self.crashed:
+            try:
+                return await handler(request)
+            except _Crashed:
+                pass
+        if request.transport is not None:
+            request.transport.abort()  # a crashed server answers nothing
+        raise web.HTTPServiceUnavailable()
+
+    async def _on_startup(self, app: web.Application) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
+        self.wall0 = self._loop.time()
+        self.started_epoch = time.time()
+        if self.cfg.truth:
+            self._truth_file = open(self.cfg.truth, "ab")  # noqa: SIM115 - closed on shutdown
+        self._driver = asyncio.create_task(self._drive(), name="specsweep-sim-engine")
+
+    async def _on_shutdown(self, app: web.Application) -> None:
+        if self._driver is not None:
+            self._driver.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._driver
+        for req in list(self._reqs.values()):
+            if req.transport is not None:
+                req.transport.close()
+            self._finish(req)
+        self._flush_truth()
+        if self._truth_file is not None:
+            self._truth_file.close()
+            self._truth_file = None
+
+    def _vnow(self) -> float:
+        assert self._loop is not None
+        return (self._loop.time() - self.wall0) * self._scale
+
+    def _ready(self) -> bool:
+        assert self._loop is not None
+        return self._loop.time() - self.wall0 >= self.cfg.faults.slow_start_s
+
+    # ---- the engine driver --------------------------------------------------------------------
+    async def _drive(self) -> None:
+        loop = self._loop
+        assert loop is not None and self._wake is not None
+        eng = self.engine
+        wake = self._wake
+        spin = self.cfg.spin_s
+        clock = loop.time
+        while True:
+            if eng.idle:
+                wake.clear()
+                await wake.wait()
+                continue
+            step = eng.step()
+            if step is None:
+                continue
+            target = self.wall0 + step.end / self._scale
+            delay = target - clock()
+            if delay > spin:
+                await asyncio.sleep(delay - spin)
+            else:
+                await asyncio.sleep(0)  # behind schedule: still let arrivals in
+            while clock() < target:
+                pass
+            self._dispatch(step, target)
+
+    def _dispatch(self, step: Step, target: float) -> None:
+        """Write every emission of one step: one socket write per stream, bookkeeping afterwards."""
+        reqs = self._reqs
+        words = self._words
+        mono = time.monotonic_ns
+        sched_ns = int(target * 1e9)
+        finished: list[_Req] = []
+        lost: list[_Req] = []
+        for em in step.emissions:
+            req = reqs.get(em.rid)  # type: ignore[call-overload]
+            if req is None:
+                continue
+            n = em.n_tokens
+            assert req.words is not None
+            idx = req.words.take(n)
+            req.n_out += n
+            if not em.first:
+                req.verify_ct += 1
+            if not req.stream:
+                req.ids.extend(idx)
+                if em.finished:
+                    finished.append(req)
+                continue
+            t = req.transport
+            if t is None or t.is_closing():
+                lost.append(req)
+                continue
+            text = b"".join([words[i] for i in idx])
+            fr = req.finish_reason if em.finished else None
+            enc = req.enc
+            if req.kind == "gen":
+                enc.add(text, [self._word_ids[i] for i in idx])
+                e2e = (time.monotonic_ns() - req.arrival_mono_ns) / 1e9 if em.finished else None
+                data = enc.event(req.n_out, req.verify_ct, fr, e2e)
+            else:
+                data = enc.chunk(text, req.n_out, fr)
+                if em.first:
+                    data = enc.start() + data
+            rf = req.faults
+            if rf.malformed and not req.malformed_sent and (req.n_chunks == 1 or em.finished):
+                data = enc.malformed()
+                req.malformed_sent = True
+            if em.finished:
+                data += enc.end(req.n_out) if req.kind != "gen" else enc.end()
+            req.n_chunks += 1
+            if req.stalled or (
+                rf.stall_after_tokens is not None
+                and not req.stall_until
+                and req.n_out - n >= rf.stall_after_tokens
+            ):
+                self._hold(req, data, n, sched_ns, em.finished)
+                continue
+            t.write(b"%x\r\n%b\r\n" % (len(data), data))
+            if req.truth is not None:
+                req.truth.append((mono(), time.time_ns(), sched_ns, n))
+            if em.finished:
+                finished.append(req)
+            elif rf.disconnect_after_tokens is not None and req.n_out >= rf.disconnect_after_tokens:
+                req.disconnected = True
+                t.close()
+                lost.append(req)
+        for req in lost:
+            self.engine.abort(req.rid)
+            req.finish_reason = "abort"
+            self._finish(req)
+        for req in finished:
+            self._finish(req)
+        self._flush_truth()
+
+    def _hold(self, req: _Req, data: bytes, n: int, sched_ns: int, finished: bool) -> None:
+        """Stall fault: keep the request's chunks back until its stall ends, then write them at once."""
+        assert self._loop is not None
+        req.held.append(data)
+        if req.truth is not None:
+            req.truth.append((0, 0, sched_ns, n))  # write time filled in on release
+        if not req.stalled and not req.stall_until:
+            req.stalled = True
+            req.stall_until = self._loop.time() + self.cfg.faults.stall_s
+            self._loop.call_at(req.stall_until, self._release, req)
+        if finished:
+            req.held.append(b"")  # marker: the request ends with the held chunks
+
+    def _release(self, req: _Req) -> None:
+        req.stalled = False
+        ended = bool(req.held) and req.held[-1] == b""
+        chunks = [d for d in req.held if d]
+        req.held = []
+        t = req.transport
+        if t is None or t.is_closing():
+            self.engine.abort(req.rid)
+            self._finish(req)
+            return
+        now_m, now_e = time.monotonic_ns(), time.time_ns()
+        for d in chunks:
+            t.write(b"%x\r\n%b\r\n" % (len(d), d))
+        if req.truth is not None:
+            req.truth[:] = [(m or now_m, e or now_e, s, n) for m, e, s, n in req.truth]
+        if ended:
+            self._finish(req)
+            self._flush_truth()
+
+    def _finish(self, req: _Req) -> None:
+        if self._reqs.pop(req.rid, None) is None:
+            return
+        if req.truth is not None:
+            self._truth_pending.append(req)
+        if req.done is not None and not req.done.done():
+            req.done.set_result(None)
+
+    def _flush_truth(self) -> None:
+        f = self._truth_file
+        if f is None or not self._truth_pending:
+            self._truth_pending.clear()
+            return
+        lines = []
+        for req in self._truth_pending:
+            rec = {
+                "rid": req.rid,
+                "endpoint": req.endpoint,
+                "stream": req.stream,
+                "prompt_tokens": req.prompt_tokens,
+                "max_tokens": req.max_tokens,
+                "completion_tokens": req.n_out,
+                "finish_reason": "abort" if req.disconnected else req.finish_reason,
+                "arrival_mono_ns": req.arrival_mono_ns,
+                "arrival_epoch_ns": req.arrival_epoch_ns,
+                "chunks": [
+                    {"mono_ns": m, "epoch_ns": e, "sched_mono_ns": s, "tokens": n}
+                    for m, e, s, n in (req.truth or ())
+                ],
+            }
+            lines.append(orjson.dumps(rec) + b"\n")
+        self._truth_pending.clear()
+        f.write(b"".join(lines))
+        f.flush()
+
+    # ---- admission ----------------------------------------------------------------------------
+    def _admit(
+        self,
+        kind: str,
+        endpoint: str,
+        *,
+        prompt: str | list[int],
+        prompt_tokens: int,
+        max_tokens: int | None,
+        ignore_eos: bool,
+        temperature: float,
+        stream: bool,
+        rf: RequestFaults,
+    ) -> _Req:
+        """Create a request, seed its text, add it to the engine. Raises _BadRequest."""
+        assert self._loop is not None and self._wake is not None
+        room = self.cfg.max_model_len - prompt_tokens
+        if room < 1:
+            raise _BadRequest(
+                400,
+                f"This model's maximum context length is {self.cfg.max_model_len} tokens. However, your "
+                f"request has {prompt_tokens} input tokens. Please reduce the length of the input.",
+            )
+        if max_tokens is None:
+            max_tokens = room
+        elif max_tokens > room:
+            raise _BadRequest(
+                400,
+                f"This model's maximum context length is {self.cfg.max_model_len} tokens. However, you "
+                f"requested {prompt_tokens + max_tokens} tokens ({prompt_tokens} in the input, {max_tokens} "
+                "in the completion). Please reduce the length of the input or completion.",
+                param="max_tokens",
+            )
+        pkey = prompt_key(prompt)
+        n = max_tokens
+        finish = "length"
+        if not ignore_eos:
+            nat = natural_length(pkey)
+            if nat < max_tokens:
+                n, finish = nat, "stop"
+        key = pkey if temperature == 0 else self._rng.getrandbits(64)
+        diverge_at = None
+        if rf.diverge:
+            diverge_at = random.Random(f"diverge:{self.cfg.seed}:{pkey}").randrange(n)
+        rid = uuid.uuid4().hex
+        req = _Req(rid, kind, endpoint, stream, prompt_tokens, n)
+        req.finish_reason = finish
+        req.words = WordStream(key, diverge_at)
+        req.faults = rf
+        req.done = self._loop.create_future()
+        if self._truth_file is not None:
+            req.truth = []
+        eng = self.engine
+        if eng.idle:
+            eng.advance_to(self._vnow())
+        try:
+            eng.add(rid, prompt_tokens, n)
+        except ValueError as e:
+            raise _BadRequest(400, str(e), param="max_tokens") from None
+        self._reqs[rid] = req
+        self._wake.set()
+        return req
+
+    def _gate(self, stream: bool) -> tuple[RequestFaults, web.Response | None]:
+        """Slow start, crash and error faults, checked on every generation request's arrival."""
+        if not self._ready():
+            return RequestFaults(), _error(
+                503, "server is starting (simulated slow start)", "ServiceUnavailable"
+            )
+        f = self.cfg.faults
+        if f.crash_after is not None and self._accepted >= f.crash_after:
+            self._crash()
+        self._accepted += 1
+        rf = self._drawer.draw(stream=stream)
+        if rf.error_status is not None:
+            etype = {429: "RateLimitError", 503: "ServiceUnavailable"}.get(
+                rf.error_status, "InternalServerError"
+            )
+            return rf, _error(rf.error_status, f"simulated fault: HTTP {rf.error_status}", etype)
+        return rf, None
+
+    def _crash(self) -> None:
+        self.crashed = True
+        self._crash_cb()
+
+    def _default_crash(self) -> None:
+        """In-process crash: every connection is reset and the engine stops."""
+        if self._driver is not None:
+            self._driver.cancel()
+        for req in list(self._reqs.values()):
+            if req.transport is not None:
+                req.transport.abort()
+        raise _Crashed
+
+    async def _read_json(self, request: web.Request) -> dict[str, Any]:
+        raw = await request.read()
+        try:
+            body = orjson.loads(raw)
+        except orjson.JSONDecodeError as e:
+            raise _BadRequest(400, f"request body is not valid JSON: {e}") from None
+        if not isinstance(body, dict):
+            raise _BadRequest(400, f"request body must be a JSON object, got {type(body).__name__}")
+        return body
+
+    def _check_model(self, body: dict[str, Any]) -> None:
+        model = body.get("model")
+        if model is not None and model != self.model:
+            raise _BadRequest(404, f"The model `{model}` does not exist.", "NotFoundError", "model")
+
+    # ---- generation endpoints -----------------------------------------------------------------
+    async def _h_completions(self, request: web.Request) -> web.StreamResponse:
+        return await self._openai(request, chat=False)
+
+    async def _h_chat(self, request: web.Request) -> web.StreamResponse:
+        return await self._openai(request, chat=True)
+
+    async def _openai(self, request: web.Request, *, chat: bool) -> web.StreamResponse:
+        prompt: str | list[int]
+        try:
+            body = await self._read_json(request)
+            self._check_model(body)
+            if chat:
+                prompt, ptoks = self._chat_prompt(body.get("messages"))
+                mt = body.get("max_completion_tokens", body.get("max_tokens"))
+                max_tokens = _opt_int(mt, "max_completion_tokens")
+            else:
+                prompt, ptoks = self._prompt(body.get("prompt"), "prompt")
+                max_tokens = _opt_int(body.get("max_tokens", DEFAULT_COMPLETIONS_MAX_TOKENS), "max_tokens")
+            if max_tokens is not None and max_tokens < 1:
+                raise _BadRequest(
+                    400, f"max_tokens must be at least 1, got {max_tokens}.", param="max_tokens"
+                )
+            stream = bool(body.get("stream", False))
+            so = body.get("stream_options") or {}
+            if not isinstance(so, dict):
+                raise _BadRequest(400, "stream_options must be an object", param="stream_options")
+            if so and not stream:
+                raise _BadRequest(
+                    400, "Stream options can only be defined when `stream=True`.", param="stream_options"
+                )
+            temperature = _temperature(body.get("temperature"), 1.0)
+            n_choices = body.get("n", 1)
+            if n_choices not in (1, None):
+                raise _BadRequest(
+                    400, f"n={n_choices!r}: the simulator serves one choice per request", param="n"
+                )
+            rf, err = self._gate(stream)
+            if err is not None:
+                return err
+            req = self._admit(
+                "chat" if chat else "cmpl",
+                request.path,
+                prompt=prompt,
+                prompt_tokens=ptoks,
+                max_tokens=max_tokens,
+                ignore_eos=bool(body.get("ignore_eos", False)),
+                temperature=temperature,
+                stream=stream,
+                rf=rf,
+            )
+        except _BadRequest as e:
+            return _error(e.status, str(e), e.etype, e.param)
+        created = int(time.time())
+        rid = ("chatcmpl-" if chat else "cmpl-") + req.rid
+        if not stream:
+            assert req.done is not None
+            await req.done
+            return _json(self._openai_body(req, rid, created, chat))
+        enc_cls = ChatEncoder if chat else CompletionsEncoder
+        req.enc = enc_cls(
+            rid,
+            created,
+            self.model,
+            req.prompt_tokens,
+            bool(so.get("include_usage", False)),
+            bool(so.get("continuous_usage_stats", False)),
+        )
+        return await self._stream(request, req)
+
+    async def _stream(self, request: web.Request, req: _Req) -> web.StreamResponse:
+        resp = web.StreamResponse(headers=_SSE_HEADERS)
+        try:
+            await resp.prepare(request)
+        except (ConnectionError, RuntimeError):
+            self.engine.abort(req.rid)
+            self._finish(req)
+            return resp
+        req.transport = request.transport
+        assert req.done is not None
+        await req.done
+        if not req.disconnected and request.transport is not None and not request.transport.is_closing():
+            with contextlib.suppress(ConnectionError, RuntimeError):
+                await resp.write_eof()
+        else:
+            resp.force_close()
+        return resp
+
+    def _openai_body(self, req: _Req, rid: str, created: int, chat: bool) -> dict[str, Any]:
+        text = b"".join([self._words[i] for i in req.ids]).decode("ascii")
+        usage = {**usage_dict(req.prompt_tokens, req.n_out), "prompt_tokens_details": None}
+        if chat:
+            choice: dict[str, Any] = {
+                "index": 0,
+                "message": {"role": "assistant", "content": text, "tool_calls": []},
+                "logprobs": None,
+                "finish_reason": req.finish_reason,
+                "stop_reason": None,
+            }
+            obj = "chat.completion"
+        else:
+            choice = {
+                "index": 0,
+                "text": text,
+                "logprobs": None,
+                "finish_reason": req.finish_reason,
+                "stop_reason": None,
+                "prompt_logprobs": None,
+            }
+            obj = "text_completion"
+        return {
+            "id": rid,
+            "object": obj,
+            "created": created,
+            "model": self.model,
+            "choices": [choice],
+            "usage": usage,
+        }
+
+    async def _h_generate(self, request: web.Request) -> web.StreamResponse:
+        try:
+            body = await self._read_json(request)
+            if body.get("input_ids") is not None:
+                prompt, ptoks = self._prompt(body["input_ids"], "input_ids")
+            else:
+                prompt, ptoks = self._prompt(body.get("text"), "text")
+            sp = body.get("sampling_params") or {}
+            if not isinstance(sp, dict):
+                raise _BadRequest(400, "sampling_params must be an object", param="sampling_params")
+            max_new = _opt_int(sp.get("max_new_tokens", DEFAULT_GENERATE_MAX_NEW_TOKENS), "max_new_tokens")
+            if max_new is not None and max_new < 1:
+                raise _BadRequest(
+                    400, f"max_new_tokens must be at least 1, got {max_new}", param="max_new_tokens"
+                )
+            stream = bool(body.get("stream", False))
+            rf, err = self._gate(stream)
+            if err is not None:
+                return err
+            req = self._admit(
+                "gen",
+                "/generate",
+                prompt=prompt,
+                prompt_tokens=ptoks,
+                max_tokens=max_new,
+                ignore_eos=bool(sp.get("ignore_eos", False)),
+                temperature=_temperature(sp.get("temperature"), 1.0),
+                stream=stream,
+                rf=rf,
+            )
+        except _BadRequest as e:
+            return _error(e.status, str(e), e.etype, e.param)
+        if not stream:
+            assert req.done is not None
+            await req.done
+            return _json(self._generate_body(req))
+        req.enc = GenerateEncoder(req.rid, req.prompt_tokens, self._spec)
+        return await self._stream(request, req)
+
+    def _generate_body(self, req: _Req) -> dict[str, Any]:
+        fr: dict[str, Any] = (
+            {"type": "length", "length": req.n_out}
+            if req.finish_reason == "length"
+            else {"type": "stop", "matched": 2}
+        )
+        meta: dict[str, Any] = {
+            "id": req.rid,
+            "finish_reason": fr,
+            "prompt_tokens": req.prompt_tokens,
+            "weight_version": "default",
+            "completion_tokens": req.n_out,
+            "cached_tokens": 0,
+        }
+        if self._spec:
+            meta["spec_verify_ct"] = req.verify_ct
+        meta["e2e_latency"] = (time.monotonic_ns() - req.arrival_mono_ns) / 1e9
+        return {
+            "text": b"".join([self._words[i] for i in req.ids]).decode("ascii"),
+            "output_ids": [self._word_ids[i] for i in req.ids],
+            "meta_info": meta,
+        }
+
+    def _prompt(self, p: Any, name: str) -> tuple[str | list[int], int]:
+        """A prompt as text or token ids (a batch of one is accepted), with its token count."""
+        if isinstance(p, list) and len(p) == 1 and isinstance(p[0], (str, list)):
+            p = p[0]
+        if isinstance(p, str):
+            return p, self.tokenizer.count(p)
+        if isinstance(p, list) and all(isinstance(i, int) and not isinstance(i, bool) for i in p):
+            if not p:
+                raise _BadRequest(400, f"{name} is empty", param=name)
+            return p, len(p)
+        if isinstance(p, list) and p and all(isinstance(x, (str, list)) for x in p):
+            raise _BadRequest(
+                400,
+                f"{name}: batched prompts are not supported by the simulator; send one per request",
+                param=name,
+            )
+        raise _BadRequest(
+            400, f"{name} must be a string or a list of token ids, got {type(p).__name__}", param=name
+        )
+
+    def _chat_prompt(self, messages: Any) -> tuple[str, int]:
+        """Messages rendered with a minimal template (``<|role|>`` headers); counted by the built-in tokenizer."""
+        if not isinstance(messages, list) or not messages:
+            raise _BadRequest(
+                400, "messages must be a non-empty list of {role, content} objects", param="messages"
+            )
+        parts = []
+        for i, m in enumerate(messages):
+            if not isinstance(m, dict) or not isinstance(m.get("role"), str):
+                raise _BadRequest(
+                    400, f"messages[{i}] must be an object with a string 'role'", param="messages"
+                )
+            c = m.get("content")
+            if isinstance(c, list):  # content parts: keep the text ones
+                c = "".join(p.get("text", "") for p in c if isinstance(p, dict) and p.get("type") == "text")
+            elif c is None:
+                c = ""
+            elif not isinstance(c, str):
+                raise _BadRequest(
+                    400, f"messages[{i}].content must be a string or a list of parts", param="messages"
+                )
+            parts.append(f"<|{m['role']}|>\n{c}\n")
+        parts.append("<|assistant|>\n")
+        text = "".join(parts)
+        return text, self.tokenizer.count(text)
+
+    # ---- probes -------------------------------------------------------------------------------
+    async def _h_health(self, request: web.Request) -> web.Response:
+        if not self._ready():
+            return web.Response(status=503)
+        return web.Response(status=200)
+
+    async def _h_health_generate(self, request: web.Request) -> web.Response:
+        """SGLang's probe: one real one-token generation through the engine."""
+        if not self._ready():
+            return web.Response(status=503)
+        try:
+            req = self._admit(
+                "health", "/health_generate", prompt=[0], prompt_tokens=1, max_tokens=1, ignore_eos=True,
+                temperature=0.0, stream=False, rf=RequestFaults(),
+            )  # fmt: skip
+        except _BadRequest:
+            return web.Response(status=503)
+        assert req.done is not None
+        try:
+            await asyncio.wait_for(asyncio.shield(req.done), timeout=20.0)
+        except asyncio.TimeoutError:
+            return web.Response(status=503)
+        return web.Response(status=200)
+
+    async def _h_models(self, request: web.Request) -> web.Response:
+        created = int(self.started_epoch)
+        card = {
+            "id": self.model,
+            "object": "model",
+            "created": created,
+            "owned_by": "vllm",
+            "root": self.model,
+            "parent": None,
+            "max_model_len": self.cfg.max_model_len,
+            "permission": [
+                {
+                    "id": f"modelperm-{uuid.uuid4().hex}",
+                    "object": "model_permission",
+                    "created": created,
+                    "allow_create_engine": False,
+                    "allow_sampling": True,
+                    "allow_logprobs": True,
+                    "allow_search_indices": False,
+                    "allow_view": True,
+                    "allow_fine_tuning": False,
+                    "organization": "*",
+                    "group": None,
+                    "is_blocking": False,
+                }
+            ],
+        }
+        return _json({"object": "list", "data": [card]})
+
+    async def _h_model_info(self, request: web.Request) -> web.Response:
+        return _json(
+            {
+                "model_path": self.model,
+                "tokenizer_path": self.model,
+                "is_generation": True,
+                "preferred_sampling_params": None,
+                "weight_version": "default",
+                "has_image_understanding": False,
+                "has_audio_understanding": False,
+                "model_type": "specsweep-sim",
+                "architectures": ["SimulatedForCausalLM"],
+            }
+        )
+
+    def _sim_info(self) -> dict[str, Any]:
+        return {
+            "engine": "specsweep-sim",
+            "version": __version__,
+            "profile": self.profile.name,
+            "time_scale": self._scale,
+            "seed": self.cfg.seed,
+            "faults": self.cfg.faults.spec(),
+        }
+
+    async def _h_server_info(self, request: web.Request) -> web.Response:
+        p = self.profile
+        c = self.engine.counters
+        state: dict[str, Any] = {
+            "last_gen_throughput": 0.0,
+            "memory_usage": {"kvcache": round(c.kv_usage, 6), "token_capacity": p.kv_tokens},
+            "num_running_reqs": c.requests_running,
+            "num_waiting_reqs": c.requests_waiting,
+        }
+        if self._spec and c.num_drafts:
+            # SGLang's cumulative mean of tokens per verify step, over the server's whole life
+            state["avg_spec_accept_length"] = 1.0 + c.num_accepted_tokens / c.num_drafts
+        info: dict[str, Any] = {
+            "model_path": self.model,
+            "served_model_name": self.model,
+            "host": self.cfg.host,
+            "port": self.cfg.port,
+            "random_seed": self.cfg.seed,
+            "context_length": self.cfg.max_model_len,
+            "max_running_requests": p.max_batch,
+            "chunked_prefill_size": p.prefill_chunk,
+            "max_total_tokens": p.kv_tokens,
+            "speculative_algorithm": p.spec_method.upper() if self._spec and p.spec_method else None,
+            "speculative_num_steps": (p.draft_steps or p.k) if self._spec else None,
+            "speculative_num_draft_tokens": p.k + 1 if self._spec else None,
+            "internal_states": [state],
+            "version": __version__,
+            "time_scale": self._scale,
+            "specsweep_sim": self._sim_info(),
+        }
+        return _json(info)
+
+    async def _h_version(self, request: web.Request) -> web.Response:
+        return _json(
+            {"version": VLLM_COMPAT_VERSION, "time_scale": self._scale, "specsweep_sim": self._sim_info()}
+        )
+
+    async def _h_tokenize(self, request: web.Request) -> web.Response:
+        try:
+            body = await self._read_json(request)
+            self._check_model(body)
+            if "messages" in body:
+                text, _ = self._chat_prompt(body["messages"])
+            else:
+                p = body.get("prompt")
+                if not isinstance(p, str):
+                    raise _BadRequest(400, "prompt must be a string", param="prompt")
+                text = p
+        except _BadRequest as e:
+            return _error(e.status, str(e), e.etype, e.param)
+        tokens = self.tokenizer.encode(text)
+        return _json(
+            {
+                "count": len(tokens),
+                "max_model_len": self.cfg.max_model_len,
+                "tokens": tokens,
+                "token_strs": None,
+            }
+        )
+
+    async def _h_metrics(self, request: web.Request) -> web.Response:
+        return web.Response(
+            body=self.metrics_text().encode(),
+            headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"},
+        )
+
+    def metrics_text(self) -> str:
+        """Prometheus text exposition (0.0.4), as vLLM's prometheus_client registry writes it."""
+        c = self.engine.counters
+        lab = f'engine="0",model_name="{_prom_escape(self.model)}"'
+        created = _go_float(self.started_epoch)
+        out: list[str] = []
+
+        def counter(
+            name: str, help_: str, value: float, extra: list[tuple[str, float]] | None = None
+        ) -> None:
+            out.append(f"# HELP {name}_total {help_}")
+            out.append(f"# TYPE {name}_total counter")
+            series = extra if extra is not None else [("", value)]
+            for labels, v in series:
+                out.append(f"{name}_total{{{lab}{labels}}} {_go_float(v)}")
+            for labels, _ in series:
+                out.append(f"{name}_created{{{lab}{labels}}} {created}")
+
+        def gauge(name: str, help_: str, value: float) -> None:
+            out.append(f"# HELP {name} {help_}")
+            out.append(f"# TYPE {name} gauge")
+            out.append(f"{name}{{{lab}}} {_go_float(value)}")
+
+        gauge(
+            "vllm:num_requests_running", "Number of requests in model execution batches.", c.requests_running
+        )
+        gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", c.requests_waiting)
+        gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", c.kv_usage)
+        counter("vllm:prompt_tokens", "Number of prefill tokens processed.", c.prompt_tokens_total)
+        counter("vllm:generation_tokens", "Number of generation tokens processed.", c.generation_tokens_total)
+        counter("vllm:request_success", "Count of successfully processed requests.", c.requests_finished)
+        if self._spec:
+            counter("vllm:spec_decode_num_drafts", "Number of spec decoding drafts.", c.num_drafts)
+            counter("vllm:spec_decode_num_draft_tokens", "Number of draft tokens.", c.num_draft_tokens)
+            counter(
+                "vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.", c.num_accepted_tokens
+            )
+            counter(
+                "vllm:spec_decode_num_accepted_tokens_per_pos",
+                "Accepted tokens per draft position.",
+                0,
+                [(f',position="{i}"', v) for i, v in enumerate(c.accepted_per_pos)],
+            )
+        return "\n".join(out) + "\n"
+
+
+class _Crashed(Exception):
+    """Raised out of a handler when the in-process server simulates a crash."""
+
+
+def _prom_escape(s: str) -> str:
+    return s.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _go_float(v: float) -> str:
+    """prometheus_client's floatToGoString: repr of a float, large values in Go's exponent style."""
+    d = float(v)
+    if d != d:
+        return "NaN"
+    if d in (float("inf"), float("-inf")):
+        return "+Inf" if d > 0 else "-Inf"
+    s = repr(d)
+    dot = s.find(".")
+    if d > 0 and dot > 6:
+        mantissa = f"{s[0]}.{s[1:dot]}{s[dot + 1 :]}".rstrip("0.")
+        return f"{mantissa}e+0{dot - 1}"
+    return s
+
+
+def _opt_int(v: Any, name: str) -> int | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise _BadRequest(400, f"{name} must be an integer, got {v!r}", param=name)
+    return v
+
+
+def _temperature(v: Any, default: float) -> float:
+    if v is None:
+        return default
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+        raise _BadRequest(400, f"temperature must be a number >= 0, got {v!r}", param="temperature")
+    return float(v)
+
+
+# ---- running it ---------------------------------------------------------------------------------
+@dataclass
+class ServerHandle:
+    """A running in-process server (see :func:`start_server`)."""
+
+    server: SimServer
+    runner: web.AppRunner
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    async def close(self) -> None:
+        await self.runner.cleanup()
+
+    async def __aenter__(self) -> ServerHandle:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+async def start_server(
+    profile: Profile | str,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    seed: int = 0,
+    time_scale: float = 1.0,
+    truth: str | None = None,
+    faults: Faults | str | None = None,
+    served_model_name: str | None = None,
+    max_model_len: int = DEFAULT_MAX_MODEL_LEN,
+    spin_s: float = 0.0015,
+    on_crash: Callable[[], None] | None = None,
+) -> ServerHandle:
+    """Start a sim server on the running event loop; ``port=0`` picks a free port (see ``.port``)."""
+    prof = load_profile(profile) if isinstance(profile, str) else profile
+    flt = faults if isinstance(faults, Faults) else parse_faults(faults)
+    cfg = SimConfig(
+        prof, host, port, seed, time_scale, truth, flt, served_model_name, max_model_len, spin_s, on_crash
+    )
+    server = SimServer(cfg)
+    runner = web.AppRunner(server.app, handle_signals=False, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, reuse_address=True)
+    await site.start()
+    bound = port
+    for addr in runner.addresses:
+        if isinstance(addr, tuple):
+            bound = int(addr[1])
+            break
+    cfg.port = bound
+    return ServerHandle(server, runner, host, bound)
+
+
+class SubprocessServer:
+    """A sim server in a child process (``python -m specsweep.sim.server``), for tests and launchers.
+
+    Use as a context manager; ``.port`` / ``.url`` are known once the child printed its listening line.
+    """
+
+    def __init__(
+        self, *args: str, startup_timeout_s: float = 20.0, env: dict[str, str] | None = None
+    ) -> None:
+        cmd = [sys.executable, "-m", "specsweep.sim.server", *args]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        self.port = -1
+        self.host = "127.0.0.1"
+        deadline = time.monotonic() + startup_timeout_s
+        assert self.proc.stdout is not None
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                err = self.proc.stderr.read() if self.proc.stderr else ""
+                self.proc.wait(5)
+                raise RuntimeError(
+                    f"sim server exited ({self.proc.returncode}) before listening: {err.strip()}"
+                )
+            if line.startswith("specsweep-sim listening on http://"):
+                hostport = line.strip().rsplit("/", 1)[1]
+                self.host, _, p = hostport.rpartition(":")
+                self.port = int(p)
+                return
+        self.close()
+        raise RuntimeError("sim server did not print its listening line in time")
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def close(self, timeout_s: float = 10.0) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        for f in (self.proc.stdout, self.proc.stderr):
+            if f is not None:
+                f.close()
+        return self.proc.returncode
+
+    def __enter__(self) -> SubprocessServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def add_serve_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--profile", required=True, help=f"profile name ({', '.join(list_profiles())}) or a .yaml path"
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (0 = pick a free one; default 8000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of acceptance sampling, sampling and faults")
+    p.add_argument(
+        "--time-scale", type=float, default=1.0, help="virtual seconds per wall second (2 = twice as fast)"
+    )
+    p.add_argument(
+        "--truth", help="append one JSON line per request: emit times of its chunks (ground truth)"
+    )
+    p.add_argument(
+        "--faults",
+        help="fault injection, e.g. 'error_rate=0.1,error_status=503,stall_after_tokens=5,stall_s=30' "
+        "(keys: see specsweep.sim.faults)",
+    )
+    p.add_argument("--served-model-name", help="model id to serve (default: the profile's model_name)")
+    p.add_argument("--max-model-len", type=int, default=DEFAULT_MAX_MODEL_LEN, help="context length")
+
+
+def serve_main(args: argparse.Namespace) -> int:
+    """Run until SIGTERM / SIGINT (exit 0); a simulated crash exits with CRASH_EXIT_CODE."""
+    profile = load_profile(args.profile)
+    faults = parse_faults(args.faults)
+    if not args.time_scale > 0:
+        raise UsageError(f"--time-scale {args.time_scale!r}; expected a positive number")
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port {args.port}; expected 0..65535")
+    if args.truth:
+        Path(args.truth).parent.mkdir(parents=True, exist_ok=True)
+    return asyncio.run(_serve(args, profile, faults))
+
+
+async def _serve(args: argparse.Namespace, profile: Profile, faults: Faults) -> int:
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    holder: dict[str, ServerHandle] = {}
+
+    def crash() -> None:
+        sys.stderr.write(f"specsweep-sim: simulated crash (crash_after={faults.crash_after})\n")
+        sys.stderr.flush()
+        h = holder.get("h")
+        if h is not None:
+            h.server._flush_truth()
+        os._exit(CRASH_EXIT_CODE)
+
+    try:
+        handle = await start_server(
+            profile, args.host, args.port, seed=args.seed, time_scale=args.time_scale, truth=args.truth,
+            faults=faults, served_model_name=args.served_model_name, max_model_len=args.max_model_len,
+            on_crash=crash,
+        )  # fmt: skip
+    except OSError as e:
+        raise UsageError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}") from None
+    holder["h"] = handle
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    sys.stdout.write(f"specsweep-sim listening on {handle.url}\n")
+    sys.stdout.flush()
+    try:
+        await stop.wait()
+    finally:
+        await handle.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    from specsweep.errors import SpecsweepError
+
+    parser = argparse.ArgumentParser(prog="specsweep sim serve", description=__doc__.splitlines()[0])
+    add_serve_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return serve_main(args)
+    except SpecsweepError as e:
+        sys.stderr.write(f"specsweep: error: {e}\n")
+        return e.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
