@@ -1,14 +1,53 @@
-"""`specsweep importcmd` (being built; see its issue)."""
+"""`specsweep import sglang|vllm FILE... --label L --method M [--param k=v]... -o RESULTS_DIR`."""
 
 from __future__ import annotations
 
 import argparse
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("import", help="(not yet available)")
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
+    p = sub.add_parser(
+        "import",
+        help="import sglang.bench_serving / vllm bench serve results as a run dir",
+        description="Import results of sglang.bench_serving (JSONL) or vllm bench serve (JSON) into "
+        "RESULTS_DIR as one run dir. Several imports into one RESULTS_DIR make one comparable result set; "
+        "several lines for the same scenario and concurrency are repeats of that cell.",
+    )
+    p.add_argument("kind", choices=["sglang", "vllm"], help="which client wrote the files")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--label", required=True, help='config label, e.g. "DSpark(st=3)"')
+    p.add_argument("--method", required=True, help="speculative method, e.g. dspark, eagle, none")
+    p.add_argument(
+        "--param", action="append", default=[], metavar="K=V", help="config parameter (repeatable)"
+    )
+    p.add_argument("--scenario", help="scenario name (default: each result's 'tag')")
+    p.add_argument(
+        "--concurrency", type=int, help="concurrency level (default: each result's max_concurrency)"
+    )
+    p.add_argument("--model", help="model served (default: the result's model_id)")
+    p.add_argument("--server-backend", dest="backend", help='engine description, e.g. "vllm-dspark (TP=8)"')
+    p.add_argument("--warmup", type=int, help="warmup requests the client sent")
+    p.add_argument("--experiment", help="experiment name (default: the label)")
+    p.add_argument("-o", "--output", required=True, metavar="RESULTS_DIR")
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    raise SystemExit("specsweep: this command is not available in this build yet")
+    from specsweep.importers import ImportOptions, import_results, parse_param
+
+    params = dict(parse_param(x) for x in args.param)
+    opts = ImportOptions(
+        label=args.label,
+        method=args.method,
+        params=params,
+        scenario=args.scenario,
+        concurrency=args.concurrency,
+        model=args.model,
+        backend=args.backend,
+        warmup=args.warmup,
+        experiment=args.experiment,
+    )
+    rd = import_results(args.kind, args.files, args.output, opts)
+    n = len(rd.summary())
+    print(f"imported {n} result(s) into {rd.path}")
+    return 0
