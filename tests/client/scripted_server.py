@@ -20,6 +20,7 @@ class Script:
     gaps_s: list[float] = field(default_factory=lambda: [0.02, 0.03, 0.01, 0.04])
     tokens: list[int] = field(default_factory=lambda: [1, 3, 2, 4, 1])  # first chunk + one per gap
     word: str = "tok"
+    mode: str = "ok"  # ok | http500 | malformed | truncate | stall | error_obj | every_other_500
 
 
 class ProcessServer:
@@ -90,9 +91,11 @@ class ScriptedServer:
         t0 = time.monotonic_ns()
         self.recv.append(t0)
         await request.read()
+        s = self.script
+        if s.mode == "http500" or (s.mode == "every_other_500" and len(self.recv) % 2 == 0):
+            return web.json_response({"error": "boom"}, status=500)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
-        s = self.script
         writes: list[int] = []
         self.writes.append(writes)
         offsets = [s.ttft_s]
@@ -107,6 +110,17 @@ class ScriptedServer:
             last = i == len(offsets) - 1
             payload = make(n, total, last)
             writes.append(time.monotonic_ns())
+            if i == 2 and s.mode == "malformed":
+                await resp.write(b"data: {not json\n\n")
+                continue
+            if i == 2 and s.mode == "error_obj":
+                await resp.write(b'data: {"error": {"message": "out of memory"}}\n\n')
+                continue
+            if i == 2 and s.mode == "truncate":
+                request.transport.close()  # type: ignore[union-attr]
+                return resp
+            if i == 2 and s.mode == "stall":
+                await asyncio.sleep(30)
             await resp.write(b"data: " + orjson.dumps(payload) + b"\n\n")
         tail = make(0, total, None)
         if tail is not None:

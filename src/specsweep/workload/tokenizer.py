@@ -82,7 +82,7 @@ class BuiltinTokenizer:
         out: list[str] = []
         for i in ids:
             w = self._vocab[i % n]
-            if out and (w.isalnum() or w == "("):
+            if out and (w[0].isalnum() or w[0] == "_" or w == "("):  # word chars must not merge
                 out.append(" ")
             out.append(w)
         return "".join(out)
