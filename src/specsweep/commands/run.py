@@ -1,14 +1,241 @@
-"""`specsweep run` (being built; see its issue)."""
+"""`specsweep run EXPERIMENT.yaml` / `specsweep run --resume RUN_DIR`: an experiment grid."""
 
 from __future__ import annotations
 
 import argparse
+import logging
+import shlex
+import sys
+from collections import deque
+from typing import Any
+
+from specsweep.errors import UsageError
+
+log = logging.getLogger("specsweep.run")
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("run", help="(not yet available)")
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run an experiment grid (servers x scenarios x concurrency) into a run dir",
+        description="Launch each server configuration once, run its cells, store every finished cell "
+        "at once. Ctrl-C stops cleanly (exit 130); --resume finishes an interrupted run.",
+    )
+    p.add_argument("experiment", nargs="?", help="experiment file (YAML); see docs/experiments.md")
+    p.add_argument("--resume", metavar="RUN_DIR", help="finish an interrupted run (redoes nothing finished)")
+    p.add_argument(
+        "--results-dir", help="where run dirs go (default: the file's results_dir, else ./results)"
+    )
+    p.add_argument("--dry-run", action="store_true", help="print the plan (configs, argv, cells, duration)")
+    p.add_argument("--quiet", action="store_true", help="plain log lines instead of the live display")
+    p.add_argument("--executor", default="local", choices=["local"], help="where configs run (default local)")
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    raise SystemExit("specsweep: this command is not available in this build yet")
+    from specsweep import orchestrate
+    from specsweep.config import load_experiment
+    from specsweep.store import RunDir
+
+    if bool(args.experiment) == bool(args.resume):
+        raise UsageError("give an experiment file, or --resume RUN_DIR (one of them)")
+    if args.resume:
+        run_dir = RunDir.open(args.resume)
+        plan = orchestrate.load_run_plan(run_dir)
+        if args.dry_run:
+            print_plan(plan, finished=run_dir.finished())
+            return 0
+    else:
+        _, plan = load_experiment(args.experiment)
+        if args.dry_run:
+            print_plan(plan)
+            return 0
+        results = args.results_dir or plan.experiment.results_dir or "results"
+        run_dir = orchestrate.create_run_dir(plan, results, args.experiment)
+    print(f"run dir: {run_dir.path}", file=sys.stderr)
+    observer = QuietObserver() if args.quiet or not sys.stderr.isatty() else LiveObserver()
+    try:
+        outcome = orchestrate.execute(plan, run_dir, observer=observer, executor=args.executor)
+    except KeyboardInterrupt:
+        observer.close()
+        print(
+            f"interrupted: finished cells are kept; continue with: specsweep run --resume {run_dir.path}",
+            file=sys.stderr,
+        )
+        return 130
+    observer.close()
+    c = outcome.counts
+    print(
+        f"done: {c.get('ok', 0)} ok, {c.get('invalid', 0)} invalid, {c.get('failed', 0)} failed -> {run_dir.path}",
+        file=sys.stderr,
+    )
+    return 1 if c.get("failed") else 0
+
+
+# ---- dry run -----------------------------------------------------------------------------------
+def _dur(s: float) -> str:
+    n = round(s)
+    h, rem = divmod(n, 3600)
+    m, sec = divmod(rem, 60)
+    return f"{h}h{m:02d}m" if h else f"{m}m{sec:02d}s"
+
+
+def print_plan(plan: Any, finished: set[tuple[str, int]] | None = None) -> None:
+    from specsweep import orchestrate
+
+    exp = plan.experiment
+    finished = finished or set()
+    cells = plan.all_cells()
+    out = sys.stdout
+    print(f"experiment: {exp.name}", file=out)
+    if exp.description:
+        print(f"  {exp.description}", file=out)
+    print(
+        f"{len(plan.configs)} configuration(s), {len(cells)} cell(s) x {exp.repeats} repeat(s) = "
+        f"{len(cells) * exp.repeats} benchmark run(s)",
+        file=out,
+    )
+    for d in orchestrate.describe_plan(plan):
+        cfg = d["config"]
+        print(f"\n[{cfg.label}] kind={cfg.spec.kind} method={cfg.method} params={cfg.params}", file=out)
+        if d["argv"] is None:
+            print(f"  url: {cfg.spec.url}", file=out)
+        else:
+            from specsweep.config import redact_argv, redact_env
+
+            print(f"  argv: {shlex.join(redact_argv(d['argv']))}", file=out)
+            if cfg.spec.env:
+                print(f"  env: {redact_env(dict(cfg.spec.env))}", file=out)
+        for c in d["cells"]:
+            done = sum((c.cell_id, r) in finished for r in range(exp.repeats))
+            mark = f"  [{done}/{exp.repeats} done]" if finished else ""
+            print(
+                f"  - {c.cell_id}: {c.scenario} concurrency={c.max_concurrency} "
+                f"num_prompts={c.num_prompts}{mark}",
+                file=out,
+            )
+    print(f"\nestimated duration: about {_dur(orchestrate.estimate_s(plan))} (rough)", file=out)
+
+
+# ---- progress ----------------------------------------------------------------------------------
+def _fmt(v: Any, nd: int = 1) -> str:
+    return f"{v:.{nd}f}" if isinstance(v, (int, float)) else "-"
+
+
+class QuietObserver:
+    """Log lines, one per event: for logs and CI."""
+
+    def __init__(self) -> None:
+        self.done = 0
+        self.total = 0
+
+    def __call__(self, event: str, d: dict[str, Any]) -> None:
+        if event == "run_start":
+            self.total = d["todo"]
+            log.info("%d benchmark run(s) to do (%d already finished)", d["todo"], d["finished"])
+        elif event == "server_start":
+            log.info("%s server %s", "restarting" if d["restart"] else "starting", d["label"])
+        elif event == "server_ready":
+            log.info(
+                "%s ready at %s in %.1f s (version %s)", d["label"], d["url"], d["startup_s"], d["version"]
+            )
+        elif event == "server_failed":
+            log.error("%s failed to start: %s", d["label"], d["error"])
+        elif event == "server_died":
+            log.warning("%s died (exit code %s); restarting it", d["label"], d["returncode"])
+        elif event == "cell_done":
+            self.done += 1
+            r = d["row"]
+            extra = r.get("error") or r.get("invalid_reason") or ""
+            log.info(
+                "[%d/%d] %s %s c=%s r%s: %s total_tok/s=%s mean_tpot_ms=%s %s",
+                self.done, self.total, r["label"], r["scenario"], r["max_concurrency"], r["repeat"],
+                r["status"], _fmt(r.get("total_throughput")), _fmt(r.get("mean_tpot_ms"), 2),
+                extra.split("\n", 1)[0],
+            )  # fmt: skip
+        elif event == "run_end":
+            log.info("finished: %s", d["counts"])
+
+    def close(self) -> None:
+        pass
+
+
+class LiveObserver:
+    """A rich live display: the grid's progress bar with ETA, the current cell, the finished cells."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.live import Live
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.console = Console(stderr=True)
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=self.console,
+        )
+        self.task = self.progress.add_task("grid", total=None)
+        self.rows: deque[dict[str, Any]] = deque(maxlen=12)
+        self.status = ""
+        self.live = Live(self._render(), console=self.console, refresh_per_second=4)
+        self.live.start()
+
+    def _render(self) -> Any:
+        from rich.console import Group
+        from rich.table import Table
+
+        t = Table(title="finished cells (latest)", expand=False)
+        for col in (
+            "config",
+            "scenario",
+            "conc",
+            "rep",
+            "status",
+            "req/s",
+            "total tok/s",
+            "TTFT ms",
+            "TPOT ms",
+        ):
+            t.add_column(col, justify="right" if col not in ("config", "scenario", "status") else "left")
+        for r in self.rows:
+            st = r["status"]
+            color = {"ok": "green", "invalid": "yellow"}.get(st, "red")
+            t.add_row(
+                r["label"], r["scenario"], str(r["max_concurrency"]), str(r["repeat"]), f"[{color}]{st}[/]",
+                _fmt(r.get("request_throughput"), 2), _fmt(r.get("total_throughput")),
+                _fmt(r.get("mean_ttft_ms")), _fmt(r.get("mean_tpot_ms"), 2),
+            )  # fmt: skip
+        return Group(self.progress, self.status, t)
+
+    def __call__(self, event: str, d: dict[str, Any]) -> None:
+        if event == "run_start":
+            self.progress.update(self.task, total=d["todo"])
+        elif event == "server_start":
+            self.status = f"{'restarting' if d['restart'] else 'starting'} server {d['label']} ..."
+        elif event == "server_ready":
+            self.status = f"{d['label']} ready in {d['startup_s']:.1f} s (version {d['version']})"
+        elif event in ("server_failed", "server_died"):
+            self.console.print(f"[red]{event.replace('_', ' ')}: {d['label']}[/] {d.get('error', '')}")
+        elif event == "cell_start":
+            c = d["cell"]
+            self.status = (
+                f"running {c.label} · {c.scenario} · concurrency {c.max_concurrency} · repeat {d['repeat']}"
+            )
+        elif event == "cell_done":
+            self.rows.append(d["row"])
+            self.progress.advance(self.task)
+        self.live.update(self._render())
+
+    def close(self) -> None:
+        self.live.stop()

@@ -1,0 +1,587 @@
+"""Experiment files: pydantic models, validation with the path to the bad key, and grid expansion.
+
+An experiment is ``servers`` (each a launch recipe plus a parameter ``grid``) x ``workloads``
+(scenarios x concurrency levels) x ``repeats``. Expansion is pure:
+
+    Experiment --expand_configs--> [ServerConfig]  (one launch each; the grid's product)
+               --plan_cells-----> [Cell]           (config x scenario x concurrency, stable cell_id)
+
+Templates: string fields that build a command line (``args``, ``argv``, ``model``, ``profile``,
+``speculative_config`` values, ``label``, ``env`` values) may hold ``{name}`` placeholders: the grid
+and fixed ``params``, plus ``{port}``, ``{host}``, ``{model}``, ``{name}`` and ``{label}`` (the last
+three only where already known). Only ``{identifier}`` is a placeholder, so JSON braces stay as they
+are. Each list element is substituted on its own: a value never splits into several arguments.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from specsweep.errors import ConfigError, one_of
+from specsweep.workload.scenarios import BUILTIN, Scenario, default_num_prompts, parse_scenarios
+
+ServerKind = Literal["vllm", "sglang", "llamacpp", "command", "url", "sim"]
+KINDS: tuple[str, ...] = ("vllm", "sglang", "llamacpp", "command", "url", "sim")
+Scalar = str | int | float | bool
+
+# Dialect each kind speaks unless the experiment says otherwise.
+DEFAULT_BACKEND = {
+    "vllm": "vllm",
+    "sglang": "sglang",
+    "llamacpp": "openai",
+    "command": "openai",
+    "url": "openai",
+    "sim": "vllm",
+}
+
+# Fields that only make sense for some kinds: field -> kinds that accept it.
+_KIND_FIELDS: dict[str, tuple[str, ...]] = {
+    "argv": ("command",),
+    "url": ("url",),
+    "entrypoint": ("vllm",),
+    "speculative_config": ("vllm",),
+    "tp": ("vllm", "sglang"),
+    "kv_cache_dtype": ("vllm", "sglang"),
+    "binary": ("vllm", "llamacpp"),
+    "python": ("vllm", "sglang", "sim"),
+    "venv": ("vllm", "sglang", "sim", "llamacpp", "command"),
+    "profile": ("sim",),
+    "time_scale": ("sim",),
+}
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_SECRET_WORDS = frozenset(
+    {"key", "apikey", "token", "secret", "password", "passwd", "credential", "credentials", "auth"}
+)
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+# Short names for grid parameters in labels: DSpark(st=3).
+_ABBREV = {
+    "spec_tokens": "st",
+    "num_speculative_tokens": "st",
+    "num_steps": "steps",
+    "eagle_topk": "topk",
+    "num_draft_tokens": "dt",
+    "draft_tokens": "dt",
+    "draft_max": "dmax",
+    "draft_min": "dmin",
+    "time_scale": "ts",
+}
+
+
+def abbrev(key: str) -> str:
+    """Label abbreviation of a parameter name: a known short form, else the initials of its words."""
+    if key in _ABBREV:
+        return _ABBREV[key]
+    words = [w for w in key.split("_") if w]
+    return "".join(w[0] for w in words) if len(words) > 1 else key
+
+
+def looks_secret(name: str) -> bool:
+    """HF_TOKEN, OPENAI_API_KEY, --api-key, AWS_SECRET_ACCESS_KEY: yes; --spec-tokens: no."""
+    return any(w in _SECRET_WORDS for w in re.split(r"[^a-z0-9]+", name.lower()))
+
+
+def redact_env(env: dict[str, str]) -> dict[str, str]:
+    """Env for logs and the manifest: values of secret-looking names replaced by '***'."""
+    return {k: ("***" if looks_secret(k) else v) for k, v in env.items()}
+
+
+def redact_argv(argv: list[str]) -> list[str]:
+    """argv for logs and the manifest: the value after a secret-looking flag (--api-key X,
+    --hf-token=X) replaced by '***'."""
+    out: list[str] = []
+    hide_next = False
+    for a in argv:
+        if hide_next:
+            out.append("***")
+            hide_next = False
+            continue
+        if a.startswith("-") and looks_secret(a.split("=", 1)[0]):
+            if "=" in a:
+                out.append(a.split("=", 1)[0] + "=***")
+            else:
+                out.append(a)
+                hide_next = True
+            continue
+        out.append(a)
+    return out
+
+
+def expand_env_refs(value: str, environ: dict[str, str] | None = None) -> str:
+    """``${VAR}`` in env values comes from the environment specsweep runs in (kept out of files)."""
+    src = os.environ if environ is None else environ
+    return _ENV_REF.sub(lambda m: src.get(m.group(1), ""), value)
+
+
+class TemplateError(ValueError):
+    pass
+
+
+def substitute(template: str, values: dict[str, Any]) -> str:
+    """Replace ``{name}`` placeholders; an unknown name is an error naming the accepted ones."""
+
+    def repl(m: re.Match[str]) -> str:
+        key = m.group(1)
+        if key not in values:
+            raise TemplateError(f"unknown placeholder {{{key}}} in {template!r}; {one_of(key, values)}")
+        return str(values[key])
+
+    return _PLACEHOLDER.sub(repl, template)
+
+
+def substitute_value(v: Any, values: dict[str, Any]) -> Any:
+    """Substitute inside strings, lists and dicts; a string that is exactly one placeholder keeps the
+    value's type (``"{spec_tokens}"`` -> 3 in a JSON speculative config)."""
+    if isinstance(v, str):
+        m = _PLACEHOLDER.fullmatch(v)
+        if m and m.group(1) in values:
+            return values[m.group(1)]
+        return substitute(v, values)
+    if isinstance(v, list):
+        return [substitute_value(x, values) for x in v]
+    if isinstance(v, dict):
+        return {k: substitute_value(x, values) for k, x in v.items()}
+    return v
+
+
+def placeholders(v: Any) -> set[str]:
+    if isinstance(v, str):
+        return set(_PLACEHOLDER.findall(v))
+    if isinstance(v, list):
+        return set().union(*(placeholders(x) for x in v)) if v else set()
+    if isinstance(v, dict):
+        return set().union(*(placeholders(x) for x in v.values())) if v else set()
+    return set()
+
+
+# ---- models ------------------------------------------------------------------------------------
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ClientOptions(_Model):
+    """How each cell's benchmark client behaves (maps onto specsweep.bench.BenchConfig)."""
+
+    backend: str | None = None  # dialect; None: the server kind's default (DEFAULT_BACKEND)
+    tokenizer: str | None = None
+    warmup_requests: int = Field(default=1, ge=0)
+    warmup_sleep_s: float = Field(default=1.0, ge=0)  # pause after warmup (sglang sleeps 1 s)
+    seed: int = 1
+    request_rate: float | None = Field(default=None, gt=0)  # req/s open loop; None: closed loop
+    burstiness: float = Field(default=1.0, gt=0)
+    goodput: dict[Literal["ttft", "tpot", "e2el"], float] = Field(default_factory=dict)  # SLOs, ms
+    request_timeout_s: float = Field(default=600.0, gt=0)
+    temperature: float = Field(default=0.0, ge=0)
+    ignore_eos: bool = True
+    extra_request_body: dict[str, Any] = Field(default_factory=dict)
+    keep_text: bool = False
+    scrape_metrics: bool = True
+    workers: int = Field(default=1, ge=1)
+
+    @field_validator("backend")
+    @classmethod
+    def _backend_ok(cls, v: str | None) -> str | None:
+        return _check_backend(v)
+
+
+def _check_backend(v: str | None) -> str | None:
+    if v is None:
+        return v
+    try:
+        from specsweep.client.dialects import DIALECTS
+    except ImportError:  # client not built yet: accept, the bench call will check
+        return v
+    if v not in DIALECTS:
+        raise ValueError(one_of(v, DIALECTS))
+    return v
+
+
+class Timeouts(_Model):
+    ready_s: float = Field(default=900.0, gt=0)  # launch -> ready (model loading can take minutes)
+    cell_s: float | None = Field(default=None, gt=0)  # one cell's benchmark, warmup included
+    stop_s: float = Field(default=30.0, gt=0)  # SIGTERM -> SIGKILL grace
+
+
+class ServerSpec(_Model):
+    """One server recipe; its ``grid`` expands to one launch (a ServerConfig) per combination."""
+
+    name: str
+    kind: ServerKind
+    model: str | None = None
+    served_model: str | None = None  # model id the server must list; None: its first listed model
+    method: str | None = None  # speculative method name (dspark, eagle, ngram, ...); None: none
+    params: dict[str, Scalar] = Field(default_factory=dict)
+    grid: dict[str, list[Scalar]] = Field(default_factory=dict)
+    label: str | None = None  # template; default: name(abbrev=value, ...) over the grid keys
+    host: str = "127.0.0.1"
+    port: int | None = Field(default=None, ge=1, le=65535)  # None: a free port per launch
+    # launch options
+    entrypoint: Literal["serve", "module"] = "serve"  # vllm: `vllm serve` or python -m ...api_server
+    binary: str | None = None  # vllm: the `vllm` executable; llamacpp: llama-server's path
+    python: str | None = None  # python executable for python-module engines
+    venv: str | None = None  # virtualenv dir: its bin/ goes first on PATH (and its python is used)
+    tp: int | None = Field(default=None, ge=1)
+    kv_cache_dtype: str | None = None
+    speculative_config: dict[str, Any] | None = None  # vllm: extra keys of --speculative-config
+    profile: str | None = None  # sim
+    time_scale: float | None = Field(default=None, gt=0)  # sim
+    argv: list[str] | None = None  # command: the whole argv template
+    url: str | None = None  # url: base URL of a running server
+    args: list[str] = Field(default_factory=list)  # extra arguments appended (templates)
+    env: dict[str, str] = Field(default_factory=dict)
+    backend: str | None = None  # client dialect for this server (overrides client.backend)
+    health_path: str = "/health"
+    ready_generate: bool = True  # readiness includes one real short generation
+    ready_timeout_s: float | None = Field(default=None, gt=0)  # overrides timeouts.ready_s
+
+    @field_validator("name")
+    @classmethod
+    def _name_ok(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be empty")
+        return v
+
+    @field_validator("backend")
+    @classmethod
+    def _backend_ok(cls, v: str | None) -> str | None:
+        return _check_backend(v)
+
+    @field_validator("grid")
+    @classmethod
+    def _grid_ok(cls, v: dict[str, list[Scalar]]) -> dict[str, list[Scalar]]:
+        for k, vals in v.items():
+            if not vals:
+                raise ValueError(f"grid parameter {k!r} has no values; give a non-empty list")
+            if len(set(map(repr, vals))) != len(vals):
+                raise ValueError(f"grid parameter {k!r} repeats a value: {vals}")
+        return v
+
+    @model_validator(mode="after")
+    def _kind_fields(self) -> ServerSpec:
+        for fname, kinds in _KIND_FIELDS.items():
+            default = type(self).model_fields[fname].default
+            if getattr(self, fname) != default and self.kind not in kinds:
+                raise ValueError(f"'{fname}' applies only to kind {' / '.join(kinds)}, not {self.kind!r}")
+        both = set(self.params) & set(self.grid)
+        if both:
+            raise ValueError(f"parameter(s) {sorted(both)} are in both params and grid; keep one")
+        if self.kind == "command" and not self.argv:
+            raise ValueError("kind 'command' needs 'argv': the server's command line as a list")
+        if self.kind == "url" and not self.url:
+            raise ValueError("kind 'url' needs 'url': the base URL of the running server")
+        if self.kind == "url" and (self.args or self.env):
+            raise ValueError("kind 'url' starts nothing: 'args' and 'env' do not apply")
+        if self.kind in ("vllm", "sglang", "llamacpp") and not self.model:
+            raise ValueError(f"kind {self.kind!r} needs 'model' (a model path or hub id)")
+        if self.kind == "sim" and not (self.profile or "profile" in self.params or "profile" in self.grid):
+            raise ValueError("kind 'sim' needs 'profile' (a profile name or file), or a profile grid")
+        if self.python and self.venv:
+            raise ValueError("give 'python' or 'venv', not both")
+        return self
+
+
+class Workload(_Model):
+    """Scenarios x concurrency levels, with the number of prompts per cell."""
+
+    scenarios: list[str] = Field(min_length=1)
+    concurrency: list[int] = Field(min_length=1)
+    num_prompts: int | dict[int, int] | None = None  # None: default_num_prompts(concurrency)
+    rounds: int | None = Field(default=None, ge=1)  # num_prompts = rounds x concurrency
+    servers: list[str] | None = None  # only these server names (default: all)
+
+    @field_validator("concurrency")
+    @classmethod
+    def _conc_ok(cls, v: list[int]) -> list[int]:
+        bad = [c for c in v if c < 1]
+        if bad:
+            raise ValueError(f"concurrency levels must be >= 1, got {bad}")
+        if len(set(v)) != len(v):
+            raise ValueError(f"concurrency repeats a level: {v}")
+        return v
+
+    @model_validator(mode="after")
+    def _prompts_ok(self) -> Workload:
+        if self.num_prompts is not None and self.rounds is not None:
+            raise ValueError("give 'num_prompts' or 'rounds', not both")
+        if isinstance(self.num_prompts, int) and self.num_prompts < 1:
+            raise ValueError(f"num_prompts must be >= 1, got {self.num_prompts}")
+        if isinstance(self.num_prompts, dict):
+            missing = [c for c in self.concurrency if c not in self.num_prompts]
+            if missing:
+                raise ValueError(f"num_prompts mapping lacks concurrency level(s) {missing}")
+        return self
+
+    def prompts_for(self, concurrency: int) -> int:
+        if self.rounds is not None:
+            return self.rounds * concurrency
+        if isinstance(self.num_prompts, dict):
+            return self.num_prompts[concurrency]
+        if isinstance(self.num_prompts, int):
+            return self.num_prompts
+        return default_num_prompts(concurrency)
+
+
+class Experiment(_Model):
+    name: str
+    description: str = ""
+    results_dir: str | None = None  # default for --results-dir (else ./results)
+    scenarios: dict[str, Any] | list[Any] = Field(default_factory=dict)  # user scenarios, inline
+    servers: list[ServerSpec] = Field(min_length=1)
+    workloads: list[Workload] = Field(min_length=1)
+    client: ClientOptions = Field(default_factory=ClientOptions)
+    repeats: int = Field(default=1, ge=1)
+    timeouts: Timeouts = Field(default_factory=Timeouts)
+    cooldown_s: float = Field(default=0.0, ge=0)  # pause between cells
+    max_restarts: int = Field(default=3, ge=0)  # per config: server restarts after it died
+
+    @field_validator("name")
+    @classmethod
+    def _name_ok(cls, v: str) -> str:
+        if not v.strip() or "/" in v or v.startswith("."):
+            raise ValueError(f"name {v!r} must be non-empty, without '/' or a leading '.'")
+        return v
+
+    @model_validator(mode="after")
+    def _names_unique(self) -> Experiment:
+        names = [s.name for s in self.servers]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"server names must be unique; repeated: {dup}")
+        for i, w in enumerate(self.workloads):
+            for s in w.servers or []:
+                if s not in names:
+                    raise ValueError(f"workloads[{i}].servers: unknown server {one_of(s, names)}")
+        return self
+
+
+# ---- resolved objects --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ServerConfig:
+    """One launch: a server recipe with its grid point fixed."""
+
+    label: str
+    spec: ServerSpec
+    params: dict[str, Scalar]  # fixed params + this grid point
+    grid_params: dict[str, Scalar]  # the grid point alone
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def method(self) -> str | None:
+        return self.spec.method
+
+    def values(self, **runtime: Any) -> dict[str, Any]:
+        """Template values: params, the server's name/label/model, and runtime ones (port, host)."""
+        v: dict[str, Any] = {"name": self.spec.name, "label": self.label, "host": self.spec.host}
+        if self.spec.model is not None:
+            v["model"] = substitute(self.spec.model, {**self.params, **v})
+        v.update(self.params)
+        v.update(runtime)
+        return v
+
+
+@dataclass(frozen=True)
+class Cell:
+    cell_id: str
+    label: str
+    server: str
+    method: str | None
+    params: dict[str, Scalar]
+    scenario: str
+    max_concurrency: int
+    num_prompts: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cell_id": self.cell_id,
+            "label": self.label,
+            "server": self.server,
+            "method": self.method,
+            "params": dict(self.params),
+            "scenario": self.scenario,
+            "max_concurrency": self.max_concurrency,
+            "num_prompts": self.num_prompts,
+        }
+
+
+@dataclass
+class Plan:
+    experiment: Experiment
+    scenarios: dict[str, Scenario]
+    configs: list[ServerConfig]
+    cells: dict[str, list[Cell]] = field(default_factory=dict)  # label -> cells, in run order
+
+    def all_cells(self) -> list[Cell]:
+        return [c for cfg in self.configs for c in self.cells[cfg.label]]
+
+
+def make_cell_id(label: str, scenario: str, concurrency: int) -> str:
+    """Readable and stable: ``<label>.<scenario>.c<N>-<6 hex of the exact triple>``."""
+    from specsweep.store import safe_name
+
+    h = hashlib.sha1(f"{label}\0{scenario}\0{concurrency}".encode()).hexdigest()[:6]
+    return f"{safe_name(label)}.{safe_name(scenario)}.c{concurrency}-{h}"
+
+
+def default_label(spec: ServerSpec, grid_point: dict[str, Scalar]) -> str:
+    if not grid_point:
+        return spec.name
+    return spec.name + "(" + ",".join(f"{abbrev(k)}={v}" for k, v in grid_point.items()) + ")"
+
+
+def expand_configs(exp: Experiment, *, file: str | None = None) -> list[ServerConfig]:
+    out: list[ServerConfig] = []
+    for i, spec in enumerate(exp.servers):
+        keys = list(spec.grid)
+        for combo in itertools.product(*(spec.grid[k] for k in keys)):
+            point = dict(zip(keys, combo, strict=True))
+            params = {**spec.params, **point}
+            if spec.label:
+                try:
+                    label = substitute(spec.label, {"name": spec.name, **params})
+                except TemplateError as e:
+                    raise ConfigError(str(e), file=file, path=f"servers[{i}].label") from e
+            else:
+                label = default_label(spec, point)
+            out.append(ServerConfig(label=label, spec=spec, params=params, grid_params=point))
+    labels = [c.label for c in out]
+    dup = sorted({x for x in labels if labels.count(x) > 1})
+    if dup:
+        raise ConfigError(
+            f"configuration labels must be unique; repeated: {dup} (set 'label' templates that differ)",
+            file=file,
+            path="servers",
+        )
+    return out
+
+
+def plan_experiment(exp: Experiment, *, file: str | None = None) -> Plan:
+    """Expand servers x grid and workloads into configs and cells; checks templates and scenarios."""
+    extra = parse_scenarios(exp.scenarios, file=file) if exp.scenarios else {}
+    catalog = {**BUILTIN, **extra}
+    configs = expand_configs(exp, file=file)
+    # Check every template resolves, so a typo fails now rather than at launch.
+    from specsweep.servers.argv import build_argv  # servers depend on config, not the reverse
+
+    for cfg in configs:
+        idx = exp.servers.index(cfg.spec)
+        try:
+            build_argv(cfg, port=1)
+        except (TemplateError, ValueError) as e:
+            raise ConfigError(str(e), file=file, path=f"servers[{idx}]") from e
+    plan = Plan(experiment=exp, scenarios=catalog, configs=configs)
+    for cfg in configs:
+        cells: list[Cell] = []
+        seen: set[str] = set()
+        for wi, w in enumerate(exp.workloads):
+            if w.servers is not None and cfg.name not in w.servers:
+                continue
+            for si, sname in enumerate(w.scenarios):
+                if sname not in catalog:
+                    raise ConfigError(
+                        f"unknown scenario: {one_of(sname, catalog)} (add it under 'scenarios')",
+                        file=file,
+                        path=f"workloads[{wi}].scenarios[{si}]",
+                    )
+                for c in w.concurrency:
+                    cid = make_cell_id(cfg.label, sname, c)
+                    if cid in seen:
+                        raise ConfigError(
+                            f"cell {cfg.label} x {sname} x concurrency {c} appears in two workloads",
+                            file=file,
+                            path=f"workloads[{wi}]",
+                        )
+                    seen.add(cid)
+                    cells.append(
+                        Cell(
+                            cell_id=cid,
+                            label=cfg.label,
+                            server=cfg.name,
+                            method=cfg.method,
+                            params=dict(cfg.params),
+                            scenario=sname,
+                            max_concurrency=c,
+                            num_prompts=w.prompts_for(c),
+                        )
+                    )
+        plan.cells[cfg.label] = cells
+    return plan
+
+
+# ---- loading -----------------------------------------------------------------------------------
+def _loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _describe(err: dict[str, Any], model: type[BaseModel]) -> tuple[str, str]:
+    """(path, message) for one pydantic error, naming what is accepted."""
+    loc = tuple(err["loc"])
+    path = _loc(loc)
+    if err["type"] == "extra_forbidden":
+        parent = _model_at(model, loc[:-1])
+        accepted = sorted(parent.model_fields) if parent else []
+        return path, f"unknown key {loc[-1]!r}; accepted keys: {', '.join(accepted)}"
+    msg = err["msg"]
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, ") :]
+    if err["type"] not in ("value_error", "assertion_error", "missing"):
+        msg += f" (got {err.get('input')!r})"
+    return path, msg
+
+
+def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    cur: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        f = cur.model_fields.get(part) if isinstance(cur, type) and issubclass(cur, BaseModel) else None
+        if f is None:
+            return None
+        ann = f.annotation
+        args = getattr(ann, "__args__", None)
+        cur = args[0] if args and isinstance(args[0], type) else ann
+    return cur if isinstance(cur, type) and issubclass(cur, BaseModel) else None
+
+
+def parse_experiment(data: Any, *, file: str | None = None, default_name: str | None = None) -> Experiment:
+    if not isinstance(data, dict):
+        raise ConfigError(f"expected a mapping at the top level, got {type(data).__name__}", file=file)
+    if "name" not in data and default_name:
+        data = {"name": default_name, **data}
+    try:
+        return Experiment.model_validate(data)
+    except ValidationError as e:
+        errs = e.errors()
+        path, msg = _describe(dict(errs[0]), Experiment)
+        more = f" (and {len(errs) - 1} more error(s))" if len(errs) > 1 else ""
+        raise ConfigError(msg + more, file=file, path=path or None) from e
+
+
+def load_experiment(path: str | Path) -> tuple[Experiment, Plan]:
+    p = Path(path)
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ConfigError(f"cannot read experiment file: {e.strerror}", file=str(p)) from e
+    except yaml.YAMLError as e:
+        raise ConfigError(f"not valid YAML: {e}", file=str(p)) from e
+    exp = parse_experiment(data, file=str(p), default_name=p.stem)
+    return exp, plan_experiment(exp, file=str(p))

@@ -1,0 +1,527 @@
+"""Experiment -> servers x cells -> benchmark -> run dir.
+
+One launch per configuration; all its cells run against it (warmup per cell). The unit of work is
+``run_config(cfg, cells, ...)``: it owns one server, runs the cells not yet finished, hands each
+finished cell to a ``CellSink`` at once and returns the summary rows, so an executor can run it
+anywhere (``local``: in this process, writing straight into the run dir).
+
+Failures are data: a server that cannot start makes its cells ``failed`` rows with the log tail; a
+server that dies during a cell fails that cell, is restarted, and the grid goes on. An interrupt
+(SIGINT/SIGTERM -> KeyboardInterrupt) stops the servers, keeps finished cells and leaves nothing
+for the interrupted cell, so ``resume`` redoes exactly what is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import getpass
+import logging
+import math
+import os
+import platform
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Protocol
+
+from specsweep import SCHEMA_VERSION, __version__
+from specsweep.bench import BenchConfig, BenchOutcome
+from specsweep.config import (
+    DEFAULT_BACKEND,
+    Cell,
+    Experiment,
+    Plan,
+    ServerConfig,
+    parse_experiment,
+    plan_experiment,
+)
+from specsweep.errors import ConfigError, SpecsweepError
+from specsweep.records import RequestRecord
+from specsweep.servers.argv import build_argv
+from specsweep.servers.process import ManagedServer, now_iso
+from specsweep.store import RunDir
+
+log = logging.getLogger(__name__)
+
+BenchFn = Callable[[BenchConfig], Awaitable[BenchOutcome]]
+Observer = Callable[[str, dict[str, Any]], None]
+
+
+class ServerDied(Exception):
+    pass
+
+
+class CellTimeout(Exception):
+    pass
+
+
+class CellSink(Protocol):
+    def cell_done(
+        self, cell: Cell, repeat: int, row: dict[str, Any], records: list[RequestRecord]
+    ) -> None: ...
+
+    def server_info(self, label: str, info: dict[str, Any]) -> None: ...
+
+
+class RunDirSink:
+    """Local executor: each finished cell goes to disk at once (records first, then its summary)."""
+
+    def __init__(self, run_dir: RunDir) -> None:
+        self.run_dir = run_dir
+
+    def cell_done(self, cell: Cell, repeat: int, row: dict[str, Any], records: list[RequestRecord]) -> None:
+        if records:
+            p = self.run_dir.write_records(cell.cell_id, repeat, records)
+            row["records"] = str(p.relative_to(self.run_dir.path))
+        self.run_dir.append_summary(row)
+
+    def server_info(self, label: str, info: dict[str, Any]) -> None:
+        servers = dict(self.run_dir.manifest.get("servers") or {})
+        servers[label] = info
+        self.run_dir.update_manifest(servers=servers)
+
+
+def _noop(event: str, data: dict[str, Any]) -> None:
+    pass
+
+
+def default_bench_fn() -> BenchFn:
+    from specsweep.client.runner import run_bench_async
+
+    return run_bench_async
+
+
+# ---- one cell ----------------------------------------------------------------------------------
+def bench_config(
+    exp: Experiment, plan: Plan, cfg: ServerConfig, cell: Cell, server: ManagedServer
+) -> BenchConfig:
+    c = exp.client
+    backend = cfg.spec.backend or c.backend or DEFAULT_BACKEND[cfg.spec.kind]
+    return BenchConfig(
+        base_url=server.base_url,
+        scenario=plan.scenarios[cell.scenario],
+        backend=backend,
+        model=server.model_id,
+        tokenizer=c.tokenizer,
+        num_prompts=cell.num_prompts,
+        max_concurrency=cell.max_concurrency,
+        request_rate=c.request_rate if c.request_rate is not None else float("inf"),
+        burstiness=c.burstiness,
+        warmup_requests=c.warmup_requests,
+        warmup_sleep_s=c.warmup_sleep_s,
+        seed=c.seed,
+        extra_request_body=dict(c.extra_request_body),
+        goodput={str(k): v for k, v in c.goodput.items()},
+        tag=cell.cell_id,
+        ignore_eos=c.ignore_eos,
+        temperature=c.temperature,
+        request_timeout_s=c.request_timeout_s,
+        keep_text=c.keep_text,
+        workers=c.workers,
+        repeats=1,
+        scrape_metrics=c.scrape_metrics,
+        quiet=True,
+    )
+
+
+async def _watch(
+    server: ManagedServer, bench: Awaitable[BenchOutcome], timeout_s: float | None
+) -> BenchOutcome:
+    """Run one benchmark while watching the server: its death or the cell timeout cancels it."""
+    task = asyncio.ensure_future(bench)
+    deadline = time.monotonic() + timeout_s if timeout_s else math.inf
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=0.2)
+            if done:
+                return task.result()
+            if not server.alive():
+                raise ServerDied(f"server exited with code {server.returncode} during the cell")
+            if time.monotonic() > deadline:
+                raise CellTimeout(f"cell did not finish within timeouts.cell_s = {timeout_s:g} s")
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+
+
+# ---- one configuration -------------------------------------------------------------------------
+@dataclass
+class ConfigJob:
+    """Everything ``run_config`` needs, picklable (for executors that run it elsewhere)."""
+
+    cfg: ServerConfig
+    cells: list[Cell]
+    plan: Plan
+    run_path: Path
+    finished: set[tuple[str, int]] = field(default_factory=set)
+
+
+def run_config(
+    job: ConfigJob, sink: CellSink, *, bench_fn: BenchFn | None = None, observer: Observer = _noop
+) -> list[dict[str, Any]]:
+    """Launch ``job.cfg``'s server, run its unfinished cells x repeats, stop it. Returns the rows."""
+    exp = job.plan.experiment
+    cfg = job.cfg
+    bench_fn = bench_fn or default_bench_fn()
+    todo = [(c, r) for c in job.cells for r in range(exp.repeats) if (c.cell_id, r) not in job.finished]
+    rows: list[dict[str, Any]] = []
+    if not todo:
+        return rows
+    from specsweep.store import safe_name
+
+    server = ManagedServer(
+        cfg,
+        job.run_path / "logs" / f"{safe_name(cfg.label)}.log",
+        ready_timeout_s=exp.timeouts.ready_s,
+        stop_s=exp.timeouts.stop_s,
+    )
+
+    def emit(row: dict[str, Any], cell: Cell, repeat: int, records: list[RequestRecord]) -> None:
+        sink.cell_done(cell, repeat, row, records)
+        rows.append(row)
+        observer("cell_done", {"cell": cell, "repeat": repeat, "row": row})
+
+    def fail_rest(start: int, error: str, log_tail: str) -> None:
+        for cell, repeat in todo[start:]:
+            emit(_failed_row(cell, repeat, cfg, error, log_tail, now_iso()), cell, repeat, [])
+
+    restarts = 0
+    try:
+        launch_error = _launch(server, observer, sink)
+        if launch_error:
+            fail_rest(0, *launch_error)
+            return rows
+        for i, (cell, repeat) in enumerate(todo):
+            if i and exp.cooldown_s:
+                time.sleep(exp.cooldown_s)
+            observer("cell_start", {"cell": cell, "repeat": repeat, "index": i, "of": len(todo)})
+            started = now_iso()
+            bcfg = bench_config(exp, job.plan, cfg, cell, server)
+            try:
+                outcome = asyncio.run(_watch(server, bench_fn(bcfg), exp.timeouts.cell_s))
+            except Exception as e:  # failures are data: the cell fails, the grid goes on
+                tail = server.log_tail()
+                emit(_failed_row(cell, repeat, cfg, str(e), tail, started, server), cell, repeat, [])
+            else:
+                if server.alive():
+                    emit(_ok_row(cell, repeat, cfg, outcome, started, server), cell, repeat, outcome.records)
+                else:  # it finished, but only because the server went away under it
+                    err = f"server exited with code {server.returncode} during the cell"
+                    row = _failed_row(cell, repeat, cfg, err, server.log_tail(), started, server)
+                    emit(row, cell, repeat, outcome.records)
+            if not server.alive() and i + 1 < len(todo):
+                observer("server_died", {"label": cfg.label, "returncode": server.returncode})
+                _stop(server)
+                restarts += 1
+                if restarts > exp.max_restarts:
+                    fail_rest(i + 1, f"server died {restarts} times (max_restarts = {exp.max_restarts})", "")
+                    return rows
+                launch_error = _launch(server, observer, sink)
+                if launch_error:
+                    fail_rest(i + 1, *launch_error)
+                    return rows
+    finally:
+        _stop(server)
+        with contextlib.suppress(Exception):
+            sink.server_info(cfg.label, server.describe())
+    return rows
+
+
+def _launch(server: ManagedServer, observer: Observer, sink: CellSink) -> tuple[str, str] | None:
+    """Start (or restart) the server; on failure (error, log tail) for the failed rows."""
+    cfg = server.cfg
+    observer("server_start", {"label": cfg.label, "restart": bool(server.launches)})
+    t0 = time.monotonic()
+    try:
+        server.start()
+    except SpecsweepError as e:
+        observer("server_failed", {"label": cfg.label, "error": str(e)})
+        sink.server_info(cfg.label, server.describe())
+        return str(e).split("\n--- last lines", 1)[0], server.log_tail()
+    observer(
+        "server_ready",
+        {
+            "label": cfg.label,
+            "url": server.base_url,
+            "version": server.version,
+            "startup_s": time.monotonic() - t0,
+        },
+    )
+    sink.server_info(cfg.label, server.describe())
+    return None
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Teardown must finish: hold off SIGINT/SIGTERM meanwhile (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _stop(server: ManagedServer) -> None:
+    with _signals_deferred():
+        server.stop()
+
+
+def _base_row(cell: Cell, repeat: int, cfg: ServerConfig, started: str) -> dict[str, Any]:
+    return {
+        **cell.to_dict(),
+        "kind": cfg.spec.kind,
+        "repeat": repeat,
+        "started_at": started,
+        "ended_at": now_iso(),
+    }
+
+
+def _ok_row(
+    cell: Cell, repeat: int, cfg: ServerConfig, outcome: BenchOutcome, started: str, server: ManagedServer
+) -> dict[str, Any]:
+    return {
+        **outcome.result,
+        **_base_row(cell, repeat, cfg, started),
+        "server_version": server.version,
+        "status": "invalid" if outcome.invalid_reason else "ok",
+        "error": None,
+        "invalid_reason": outcome.invalid_reason,
+    }
+
+
+def _failed_row(
+    cell: Cell,
+    repeat: int,
+    cfg: ServerConfig,
+    error: str,
+    log_tail: str,
+    started: str,
+    server: ManagedServer | None = None,
+) -> dict[str, Any]:
+    return {
+        **_base_row(cell, repeat, cfg, started),
+        "server_version": server.version if server else None,
+        "status": "failed",
+        "error": error,
+        "log_tail": log_tail,
+    }
+
+
+# ---- the whole run -----------------------------------------------------------------------------
+def _git_sha() -> str | None:
+    here = Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.decode().strip() or None if out.returncode == 0 else None
+
+
+def environment() -> dict[str, Any]:
+    return {
+        "tool": "specsweep",
+        "tool_version": __version__,
+        "schema_version": SCHEMA_VERSION,
+        "git_sha": _git_sha(),
+        "host": {
+            "hostname": socket.gethostname(),
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "user": _user(),
+        },
+        "python": sys.version.split()[0],
+        "python_executable": sys.executable,
+    }
+
+
+def _user() -> str | None:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return None
+
+
+def plan_rows(plan: Plan) -> list[dict[str, Any]]:
+    return [{**c.to_dict(), "repeats": plan.experiment.repeats} for c in plan.all_cells()]
+
+
+def create_run_dir(plan: Plan, results_dir: str | Path, experiment_file: str | None = None) -> RunDir:
+    exp = plan.experiment
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    manifest = {
+        **environment(),
+        "kind": "experiment",
+        "experiment": exp.name,
+        "experiment_file": str(Path(experiment_file).resolve()) if experiment_file else None,
+        "config": exp.model_dump(mode="json"),
+        "plan": plan_rows(plan),
+        "servers": {},
+        "started_at": now_iso(),
+        "ended_at": None,
+        "status": "running",
+        "invocations": [],
+    }
+    return RunDir.create(results_dir, exp.name, manifest, stamp)
+
+
+def load_run_plan(run_dir: RunDir) -> Plan:
+    """The plan of an existing run, from its manifest's resolved config (checked against its plan)."""
+    m = run_dir.manifest
+    where = str(run_dir.path / "manifest.json")
+    if "config" not in m or "plan" not in m:
+        raise ConfigError("this run dir was not written by 'specsweep run' (no config/plan)", file=where)
+    exp = parse_experiment(m["config"], file=where)
+    plan = plan_experiment(exp, file=where)
+    want = [r["cell_id"] for r in m["plan"]]
+    have = [c.cell_id for c in plan.all_cells()]
+    if want != have:
+        raise ConfigError(
+            "the manifest's plan does not match its config (written by another specsweep version?)",
+            file=where,
+            path="plan",
+        )
+    return plan
+
+
+@dataclass
+class RunOutcome:
+    run_dir: RunDir
+    rows: list[dict[str, Any]]
+    counts: dict[str, int]
+
+
+def execute(
+    plan: Plan,
+    run_dir: RunDir,
+    *,
+    bench_fn: BenchFn | None = None,
+    observer: Observer = _noop,
+    executor: str = "local",
+    reports: bool = True,
+) -> RunOutcome:
+    """Run every unfinished cell of ``plan`` into ``run_dir``. KeyboardInterrupt propagates after
+    teardown, with the manifest marked ``interrupted``."""
+    if executor != "local":
+        raise ConfigError(f"unknown executor {executor!r}; expected one of: local")
+    finished = run_dir.finished()
+    inv = {"started_at": now_iso(), "resumed": bool(finished), "ended_at": None, "status": "running"}
+    invocations = [*list(run_dir.manifest.get("invocations") or []), inv]
+    run_dir.update_manifest(status="running", ended_at=None, invocations=invocations)
+    sink = RunDirSink(run_dir)
+    todo_total = sum(
+        1 for c in plan.all_cells() for r in range(plan.experiment.repeats) if (c.cell_id, r) not in finished
+    )
+    observer(
+        "run_start", {"plan": plan, "todo": todo_total, "finished": len(finished), "run_dir": run_dir.path}
+    )
+    rows: list[dict[str, Any]] = []
+    status = "interrupted"
+    try:
+        with _sigterm_as_interrupt():
+            for cfg in plan.configs:
+                job = ConfigJob(cfg, plan.cells[cfg.label], plan, run_dir.path, finished)
+                rows += run_config(job, sink, bench_fn=bench_fn, observer=observer)
+        status = "finished"
+    finally:
+        inv.update(ended_at=now_iso(), status=status)
+        with _signals_deferred():
+            run_dir.update_manifest(status=status, ended_at=inv["ended_at"], invocations=invocations)
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    if reports:
+        write_reports(run_dir)
+    observer("run_end", {"counts": counts, "run_dir": run_dir.path})
+    return RunOutcome(run_dir, rows, counts)
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM stops a run the way Ctrl-C does (servers killed, finished cells kept)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def write_reports(run_dir: RunDir) -> list[Path]:
+    """report.md and report.html through specsweep.report, when that library is available."""
+    try:
+        from specsweep import report
+    except ImportError:
+        report = None  # type: ignore[assignment]
+    fn = getattr(report, "write_reports", None) if report is not None else None
+    if fn is None:
+        log.info("reports skipped: specsweep.report.write_reports is not available in this build")
+        return []
+    try:
+        return list(fn(run_dir.path) or [])
+    except Exception as e:  # a report problem must not lose a finished grid
+        log.warning("reports could not be written: %s", e)
+        return []
+
+
+# ---- dry run -----------------------------------------------------------------------------------
+STARTUP_GUESS_S = {"sim": 3.0, "url": 0.0, "command": 180.0, "vllm": 180.0, "sglang": 180.0, "llamacpp": 30.0}
+TPOT_GUESS_MS = {"sim": 15.0, "url": 20.0, "command": 20.0, "vllm": 20.0, "sglang": 20.0, "llamacpp": 40.0}
+
+
+def estimate_cell_s(plan: Plan, cfg: ServerConfig, cell: Cell) -> float:
+    """A rough closed-loop estimate: rounds x (prefill + mean output x TPOT), TPOT growing with load."""
+    sc = plan.scenarios[cell.scenario]
+    from specsweep.workload.lengths import length_bounds
+
+    lo, hi = length_bounds(sc.output_len, sc.range_ratio, sc.range_mode)
+    ilo, ihi = length_bounds(sc.input_len, sc.range_ratio, sc.range_mode)
+    out_mean, in_mean = (lo + hi) / 2, (ilo + ihi) / 2
+    tpot = TPOT_GUESS_MS[cfg.spec.kind] / 1000 * (1 + cell.max_concurrency / 64)
+    per_req = in_mean * 0.0001 + out_mean * tpot
+    rounds = math.ceil(cell.num_prompts / cell.max_concurrency)
+    warm = plan.experiment.client.warmup_requests
+    warm_s = (
+        (math.ceil(warm / cell.max_concurrency) * 32 * tpot + plan.experiment.client.warmup_sleep_s)
+        if warm
+        else 0
+    )
+    return rounds * per_req + warm_s + plan.experiment.cooldown_s
+
+
+def estimate_s(plan: Plan) -> float:
+    total = 0.0
+    for cfg in plan.configs:
+        total += STARTUP_GUESS_S[cfg.spec.kind]
+        total += plan.experiment.repeats * sum(estimate_cell_s(plan, cfg, c) for c in plan.cells[cfg.label])
+    return total
+
+
+def describe_plan(plan: Plan) -> list[dict[str, Any]]:
+    """Per configuration: label, kind, argv (``<port>`` for a free port), cells."""
+    out = []
+    for cfg in plan.configs:
+        argv = build_argv(cfg, cfg.spec.port or "<port>")
+        out.append({"config": cfg, "argv": argv, "cells": plan.cells[cfg.label]})
+    return out

@@ -1,0 +1,237 @@
+"""A managed server process: free port, launch (argv, own session), readiness, log capture, teardown.
+
+Readiness = process alive + ``health_path`` answers 200 + ``/v1/models`` lists a model (the configured
+``served_model`` when set) + one real short generation. Teardown signals the whole process group
+(engines fork workers): SIGTERM, wait ``stop_s``, then SIGKILL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import socket
+import subprocess
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Any
+
+from specsweep.config import ServerConfig, redact_argv, redact_env
+from specsweep.errors import ServerError
+from specsweep.servers import probe
+from specsweep.servers.argv import base_url, build_argv, build_env, version_argv
+
+log = logging.getLogger(__name__)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.bind((host if host not in ("0.0.0.0", "") else "127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def tail(path: Path, n_lines: int = 40, max_bytes: int = 16384) -> str:
+    try:
+        with path.open("rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - max_bytes))
+            data = f.read()
+    except OSError:
+        return ""
+    return "\n".join(data.decode("utf-8", "replace").splitlines()[-n_lines:])
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class ManagedServer:
+    """One configuration's server; ``start`` may be called again after it died (a restart)."""
+
+    def __init__(
+        self, cfg: ServerConfig, log_path: Path, *, ready_timeout_s: float = 900.0, stop_s: float = 30.0
+    ) -> None:
+        self.cfg = cfg
+        self.log_path = log_path
+        self.ready_timeout_s = cfg.spec.ready_timeout_s or ready_timeout_s
+        self.stop_s = stop_s
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+        self.port: int | None = None
+        self.base_url = ""
+        self.model_id: str | None = None
+        self.version: str | None = None
+        self.argv: list[str] | None = None
+        self.launches: list[dict[str, Any]] = []
+
+    # ---- lifecycle --------------------------------------------------------------------------
+    def start(self) -> None:
+        """Launch and wait until ready; raises ServerError with the log tail (process stopped)."""
+        spec = self.cfg.spec
+        if spec.kind == "url":
+            self.base_url = base_url(self.cfg, 0)
+        else:
+            self.port = spec.port or free_port(spec.host)
+            self.argv = build_argv(self.cfg, self.port)
+            self.base_url = base_url(self.cfg, self.port)
+            env = build_env(self.cfg, self.port)
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._log = self.log_path.open("ab")
+            header = (
+                f"\n===== specsweep: launch {len(self.launches) + 1} of {self.cfg.label} at {now_iso()}\n"
+            )
+            header += f"===== argv: {redact_argv(self.argv or [])}\n"
+            header += f"===== env (experiment): {redact_env(dict(spec.env))}\n"
+            self._log.write(header.encode())
+            self._log.flush()
+            try:
+                self.proc = subprocess.Popen(
+                    self.argv or [],
+                    stdin=subprocess.DEVNULL,
+                    stdout=self._log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    start_new_session=True,
+                )
+            except OSError as e:
+                self._close_log()
+                raise ServerError(
+                    f"{self.cfg.label}: cannot start {self.argv[0] if self.argv else '?'}: {e.strerror or e}"
+                ) from e
+        self.launches.append(
+            {"started_at": now_iso(), "pid": self.proc.pid if self.proc else None, "port": self.port}
+        )
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        if self.version is None:
+            self.version = probe.server_version(self.base_url) or self._version_from_command()
+        self.launches[-1]["ready_at"] = now_iso()
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + self.ready_timeout_s
+        spec = self.cfg.spec
+        stage = "health"
+        last = ""
+        while True:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise self._error(f"exited with code {self.proc.returncode} before it was ready")
+            if time.monotonic() > deadline:
+                raise self._error(f"not ready after {self.ready_timeout_s:g} s (waiting for {stage}: {last})")
+            if stage == "health":
+                if probe.health_ok(self.base_url, spec.health_path):
+                    stage = "models"
+                else:
+                    last = f"{spec.health_path} not 200 yet"
+            if stage == "models":
+                try:
+                    models = probe.list_models(self.base_url)
+                except probe.ProbeError as e:
+                    last = str(e)
+                    models = []
+                if spec.served_model and models and spec.served_model not in models:
+                    raise self._error(f"model {spec.served_model!r} not listed; the server lists {models}")
+                if models:
+                    self.model_id = spec.served_model or models[0]
+                    stage = "generation"
+                elif not last:
+                    last = "/v1/models lists no model yet"
+            if stage == "generation":
+                if not spec.ready_generate:
+                    return
+                why = probe.short_generation(self.base_url, self.model_id or "", timeout=60.0)
+                if why is None:
+                    return
+                last = why
+            time.sleep(0.2)
+
+    def _version_from_command(self) -> str | None:
+        argv = version_argv(self.cfg)
+        if not argv:
+            return None
+        try:
+            out = subprocess.run(
+                argv, capture_output=True, timeout=30, env=build_env(self.cfg, self.port or 0), check=False
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        text = (out.stdout or out.stderr).decode("utf-8", "replace").strip()
+        return text.splitlines()[-1].strip()[:200] if text and out.returncode == 0 else None
+
+    def alive(self) -> bool:
+        if self.cfg.spec.kind == "url":
+            return True
+        return self.proc is not None and self.proc.poll() is None
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode if self.proc is not None else None
+
+    def stop(self) -> None:
+        """Stop the whole process group: SIGTERM, wait stop_s, SIGKILL. Safe to call twice."""
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            pgid = proc.pid  # start_new_session: the leader's pid is the group id
+            deadline = time.monotonic() + self.stop_s
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=self.stop_s)
+            # Workers may outlive the leader: give the group the rest of the grace, then SIGKILL it.
+            while _group_alive(pgid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
+            if self.launches:
+                self.launches[-1]["stopped_at"] = now_iso()
+                self.launches[-1]["returncode"] = proc.returncode
+        self._close_log()
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            with contextlib.suppress(OSError):
+                self._log.close()
+            self._log = None
+
+    def log_tail(self, n_lines: int = 40) -> str:
+        if self._log is not None:
+            with contextlib.suppress(OSError):
+                self._log.flush()
+        return tail(self.log_path, n_lines)
+
+    def _error(self, what: str) -> ServerError:
+        t = self.log_tail()
+        msg = f"server {self.cfg.label} {what}"
+        if t:
+            msg += f"\n--- last lines of {self.log_path} ---\n{t}"
+        return ServerError(msg)
+
+    def describe(self) -> dict[str, Any]:
+        """For the manifest: argv (secrets redacted), URL, model, version, launches."""
+        return {
+            "name": self.cfg.name,
+            "kind": self.cfg.spec.kind,
+            "argv": redact_argv(self.argv) if self.argv else None,
+            "env": redact_env(dict(self.cfg.spec.env)),
+            "base_url": self.base_url,
+            "model_id": self.model_id,
+            "version": self.version,
+            "log": self.log_path.name,
+            "launches": list(self.launches),
+        }
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True

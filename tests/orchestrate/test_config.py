@@ -1,0 +1,232 @@
+"""Experiment files: validation messages (file, path to the bad key, what is accepted) and expansion."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from specsweep.config import (
+    abbrev,
+    load_experiment,
+    make_cell_id,
+    parse_experiment,
+    plan_experiment,
+)
+from specsweep.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def base(**over: Any) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "name": "t",
+        "servers": [
+            {
+                "name": "DSpark",
+                "kind": "command",
+                "method": "dspark",
+                "argv": ["srv", "--port", "{port}", "--spec-tokens", "{spec_tokens}"],
+                "grid": {"spec_tokens": [3, 5]},
+            },
+            {"name": "EAGLE", "kind": "sim", "profile": "toy", "method": "eagle"},
+        ],
+        "workloads": [{"scenarios": ["chat_short", "decode_heavy"], "concurrency": [1, 8]}],
+    }
+    d.update(over)
+    return d
+
+
+def err_of(data: Any, tmp_path: Path) -> str:
+    f = tmp_path / "exp.yaml"
+    f.write_text(yaml.safe_dump(data) if not isinstance(data, str) else data)
+    with pytest.raises(ConfigError) as ei:
+        load_experiment(f)
+    msg = str(ei.value)
+    assert str(f) in msg  # every error names the file
+    return msg
+
+
+def test_grid_expands_to_labelled_configs_and_cells() -> None:
+    plan = plan_experiment(parse_experiment(base()))
+    assert [c.label for c in plan.configs] == ["DSpark(st=3)", "DSpark(st=5)", "EAGLE"]
+    assert plan.configs[1].params == {"spec_tokens": 5}
+    cells = plan.all_cells()
+    assert len(cells) == 3 * 2 * 2
+    first = plan.cells["DSpark(st=3)"]
+    assert [(c.scenario, c.max_concurrency, c.num_prompts) for c in first] == [
+        ("chat_short", 1, 32),
+        ("chat_short", 8, 128),
+        ("decode_heavy", 1, 32),
+        ("decode_heavy", 8, 128),
+    ]
+    assert first[0].method == "dspark" and first[0].params == {"spec_tokens": 3}
+    assert len({c.cell_id for c in cells}) == len(cells)
+    assert first[0].cell_id.startswith("DSpark_st=3.chat_short.c1-")
+
+
+def test_cell_ids_stable_across_plans() -> None:
+    a = [c.cell_id for c in plan_experiment(parse_experiment(base())).all_cells()]
+    b = [c.cell_id for c in plan_experiment(parse_experiment(base())).all_cells()]
+    assert a == b
+
+
+@given(
+    st.text(min_size=1, max_size=12),
+    st.text(min_size=1, max_size=12),
+    st.text(min_size=1, max_size=12),
+    st.integers(1, 512),
+)
+def test_cell_ids_differ_when_labels_differ(l1: str, l2: str, sc: str, c: int) -> None:
+    # Labels that differ only in characters the readable part drops still get distinct ids.
+    assert (make_cell_id(l1, sc, c) == make_cell_id(l2, sc, c)) == (l1 == l2)
+    assert "/" not in make_cell_id(l1, sc, c)
+
+
+def test_label_template_and_abbreviations() -> None:
+    d = base()
+    d["servers"][0]["label"] = "dspark-k{spec_tokens}"
+    plan = plan_experiment(parse_experiment(d))
+    assert plan.configs[0].label == "dspark-k3"
+    assert abbrev("spec_tokens") == "st" and abbrev("max_num_seqs") == "mns" and abbrev("tp") == "tp"
+
+
+def test_num_prompts_rounds_and_mapping() -> None:
+    d = base(
+        workloads=[
+            {"scenarios": ["chat_short"], "concurrency": [1, 4], "rounds": 3},
+            {"scenarios": ["rag_medium"], "concurrency": [2, 4], "num_prompts": {2: 5, 4: 9}},
+            {"scenarios": ["decode_heavy"], "concurrency": [2], "num_prompts": 7, "servers": ["EAGLE"]},
+        ]
+    )
+    plan = plan_experiment(parse_experiment(d))
+    got = {(c.scenario, c.max_concurrency): c.num_prompts for c in plan.cells["EAGLE"]}
+    assert got == {
+        ("chat_short", 1): 3,
+        ("chat_short", 4): 12,
+        ("rag_medium", 2): 5,
+        ("rag_medium", 4): 9,
+        ("decode_heavy", 2): 7,
+    }
+    assert all(c.scenario != "decode_heavy" for c in plan.cells["DSpark(st=3)"])
+
+
+def test_inline_user_scenarios() -> None:
+    d = base(scenarios={"tiny": {"input_len": 16, "output_len": 8}})
+    d["workloads"] = [{"scenarios": ["tiny"], "concurrency": [1]}]
+    plan = plan_experiment(parse_experiment(d))
+    assert plan.scenarios["tiny"].output_len == 8
+
+
+def test_name_defaults_to_file_stem(tmp_path: Path) -> None:
+    d = base()
+    del d["name"]
+    f = tmp_path / "my-grid.yaml"
+    f.write_text(yaml.safe_dump(d))
+    exp, _ = load_experiment(f)
+    assert exp.name == "my-grid"
+
+
+# ---- error messages ----------------------------------------------------------------------------
+def test_unknown_key_lists_accepted_keys(tmp_path: Path) -> None:
+    d = base()
+    d["servers"][1]["tensor_parallel"] = 8
+    msg = err_of(d, tmp_path)
+    assert "at 'servers[1].tensor_parallel'" in msg
+    assert "unknown key 'tensor_parallel'" in msg and "tp" in msg and "kv_cache_dtype" in msg
+
+
+def test_unknown_top_level_key(tmp_path: Path) -> None:
+    msg = err_of(base(repeat=3), tmp_path)
+    assert "at 'repeat'" in msg and "repeats" in msg
+
+
+def test_bad_kind_lists_kinds(tmp_path: Path) -> None:
+    d = base()
+    d["servers"][1]["kind"] = "tgi"
+    msg = err_of(d, tmp_path)
+    assert "servers[1].kind" in msg
+    for k in ("vllm", "sglang", "llamacpp", "command", "url", "sim"):
+        assert k in msg
+    assert "'tgi'" in msg
+
+
+def test_kind_specific_fields(tmp_path: Path) -> None:
+    d = base()
+    d["servers"][1]["argv"] = ["x"]
+    msg = err_of(d, tmp_path)
+    assert "servers[1]" in msg and "'argv' applies only to kind command" in msg
+    d = base()
+    del d["servers"][0]["argv"]
+    assert "kind 'command' needs 'argv'" in err_of(d, tmp_path)
+    d = base()
+    d["servers"][1] = {"name": "v", "kind": "vllm"}
+    assert "needs 'model'" in err_of(d, tmp_path)
+
+
+def test_unknown_scenario_names_path_and_catalog(tmp_path: Path) -> None:
+    d = base(workloads=[{"scenarios": ["chat_short", "chat_long"], "concurrency": [1]}])
+    msg = err_of(d, tmp_path)
+    assert "at 'workloads[0].scenarios[1]'" in msg and "'chat_long'" in msg and "rag_medium" in msg
+
+
+def test_bad_concurrency_and_prompts(tmp_path: Path) -> None:
+    msg = err_of(base(workloads=[{"scenarios": ["chat_short"], "concurrency": [0, 4]}]), tmp_path)
+    assert "workloads[0].concurrency" in msg and ">= 1" in msg
+    w = {"scenarios": ["chat_short"], "concurrency": [1, 4], "num_prompts": {1: 8}}
+    msg = err_of(base(workloads=[w]), tmp_path)
+    assert "lacks concurrency level(s) [4]" in msg
+
+
+def test_unknown_placeholder_names_accepted(tmp_path: Path) -> None:
+    d = base()
+    d["servers"][0]["argv"] = ["srv", "--port", "{prot}", "{spec_tokens}"]
+    msg = err_of(d, tmp_path)
+    assert "servers[0]" in msg and "{prot}" in msg and "port" in msg and "spec_tokens" in msg
+
+
+def test_unused_command_parameter(tmp_path: Path) -> None:
+    d = base()
+    d["servers"][0]["argv"] = ["srv", "--port", "{port}"]
+    msg = err_of(d, tmp_path)
+    assert "['spec_tokens'] are not used" in msg and "{spec_tokens}" in msg
+
+
+def test_duplicate_names_and_labels(tmp_path: Path) -> None:
+    d = base()
+    d["servers"][1]["name"] = "DSpark"
+    assert "server names must be unique" in err_of(d, tmp_path)
+    d = base()
+    d["servers"][1]["label"] = "DSpark(st=3)"
+    assert "labels must be unique" in err_of(d, tmp_path)
+
+
+def test_empty_grid_and_backend(tmp_path: Path) -> None:
+    d = base()
+    d["servers"][0]["grid"] = {"spec_tokens": []}
+    assert "has no values" in err_of(d, tmp_path)
+    msg = err_of(base(client={"backend": "tgi"}), tmp_path)
+    assert "client.backend" in msg and "sglang" in msg and "vllm" in msg
+
+
+def test_not_yaml_and_not_mapping(tmp_path: Path) -> None:
+    assert "not valid YAML" in err_of("servers: [\n", tmp_path)
+    assert "expected a mapping" in err_of("- 1\n- 2\n", tmp_path)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read experiment file"):
+        load_experiment(tmp_path / "nope.yaml")
+
+
+@pytest.mark.parametrize("name", ["quickstart.yaml", "dspark-vs-eagle.yaml"])
+def test_examples_load(name: str) -> None:
+    f = REPO / "examples" / name
+    if not f.exists():
+        pytest.skip(f"{f} not written yet")
+    _, plan = load_experiment(f)
+    assert plan.all_cells()
