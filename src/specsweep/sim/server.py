@@ -39,20 +39,19 @@ from typing import IO, Any
 import orjson
 from aiohttp import web
 
-from specsweep import __version__
 from specsweep.errors import UsageError
+from specsweep.sim import probes
 from specsweep.sim.engine import Engine, Step
 from specsweep.sim.faults import FaultDrawer, Faults, RequestFaults, parse_faults
 from specsweep.sim.profile import Profile, list_profiles, load_profile
 from specsweep.sim.textgen import WordStream, natural_length, prompt_key, word_table
-from specsweep.sim.wire import ChatEncoder, CompletionsEncoder, GenerateEncoder, usage_dict
+from specsweep.sim.wire import ChatEncoder, CompletionsEncoder, GenerateEncoder
 from specsweep.workload.tokenizer import BuiltinTokenizer
 
 CRASH_EXIT_CODE = 70  # exit status of a simulated crash (crash_after fault)
 DEFAULT_MAX_MODEL_LEN = 131072
 DEFAULT_COMPLETIONS_MAX_TOKENS = 16  # vLLM's /v1/completions default
 DEFAULT_GENERATE_MAX_NEW_TOKENS = 128  # SGLang's sampling_params default
-VLLM_COMPAT_VERSION = "0.10.1"  # what /version reports next to ours, for clients that parse it
 
 _SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
 
@@ -68,8 +67,7 @@ class _BadRequest(Exception):
 def _error(
     status: int, message: str, etype: str = "BadRequestError", param: str | None = None
 ) -> web.Response:
-    """vLLM's error body: {"error": {"message", "type", "param", "code"}}."""
-    body = {"error": {"message": message, "type": etype, "param": param, "code": status}}
+    body = probes.error_body(status, message, etype, param)
     return web.Response(status=status, body=orjson.dumps(body), content_type="application/json")
 
 
@@ -573,7 +571,11 @@ class SimServer:
         if not stream:
             assert req.done is not None
             await req.done
-            return _json(self._openai_body(req, rid, created, chat))
+            body_fn = probes.chat_body if chat else probes.completion_body
+            text = self._text(req)
+            return _json(
+                body_fn(rid, created, self.model, text, req.finish_reason, req.prompt_tokens, req.n_out)
+            )
         enc_cls = ChatEncoder if chat else CompletionsEncoder
         req.enc = enc_cls(
             rid,
@@ -603,36 +605,8 @@ class SimServer:
             resp.force_close()
         return resp
 
-    def _openai_body(self, req: _Req, rid: str, created: int, chat: bool) -> dict[str, Any]:
-        text = b"".join([self._words[i] for i in req.ids]).decode("ascii")
-        usage = {**usage_dict(req.prompt_tokens, req.n_out), "prompt_tokens_details": None}
-        if chat:
-            choice: dict[str, Any] = {
-                "index": 0,
-                "message": {"role": "assistant", "content": text, "tool_calls": []},
-                "logprobs": None,
-                "finish_reason": req.finish_reason,
-                "stop_reason": None,
-            }
-            obj = "chat.completion"
-        else:
-            choice = {
-                "index": 0,
-                "text": text,
-                "logprobs": None,
-                "finish_reason": req.finish_reason,
-                "stop_reason": None,
-                "prompt_logprobs": None,
-            }
-            obj = "text_completion"
-        return {
-            "id": rid,
-            "object": obj,
-            "created": created,
-            "model": self.model,
-            "choices": [choice],
-            "usage": usage,
-        }
+    def _text(self, req: _Req) -> str:
+        return b"".join([self._words[i] for i in req.ids]).decode("ascii")
 
     async def _h_generate(self, request: web.Request) -> web.StreamResponse:
         try:
@@ -669,32 +643,15 @@ class SimServer:
         if not stream:
             assert req.done is not None
             await req.done
-            return _json(self._generate_body(req))
+            e2e = (time.monotonic_ns() - req.arrival_mono_ns) / 1e9
+            ids = [self._word_ids[i] for i in req.ids]
+            verify_ct = req.verify_ct if self._spec else None
+            body = probes.generate_body(
+                req.rid, self._text(req), ids, req.finish_reason, req.prompt_tokens, verify_ct, e2e
+            )
+            return _json(body)
         req.enc = GenerateEncoder(req.rid, req.prompt_tokens, self._spec)
         return await self._stream(request, req)
-
-    def _generate_body(self, req: _Req) -> dict[str, Any]:
-        fr: dict[str, Any] = (
-            {"type": "length", "length": req.n_out}
-            if req.finish_reason == "length"
-            else {"type": "stop", "matched": 2}
-        )
-        meta: dict[str, Any] = {
-            "id": req.rid,
-            "finish_reason": fr,
-            "prompt_tokens": req.prompt_tokens,
-            "weight_version": "default",
-            "completion_tokens": req.n_out,
-            "cached_tokens": 0,
-        }
-        if self._spec:
-            meta["spec_verify_ct"] = req.verify_ct
-        meta["e2e_latency"] = (time.monotonic_ns() - req.arrival_mono_ns) / 1e9
-        return {
-            "text": b"".join([self._words[i] for i in req.ids]).decode("ascii"),
-            "output_ids": [self._word_ids[i] for i in req.ids],
-            "meta_info": meta,
-        }
 
     def _prompt(self, p: Any, name: str) -> tuple[str | list[int], int]:
         """A prompt as text or token ids (a batch of one is accepted), with its token count."""
@@ -767,97 +724,27 @@ class SimServer:
         return web.Response(status=200)
 
     async def _h_models(self, request: web.Request) -> web.Response:
-        created = int(self.started_epoch)
-        card = {
-            "id": self.model,
-            "object": "model",
-            "created": created,
-            "owned_by": "vllm",
-            "root": self.model,
-            "parent": None,
-            "max_model_len": self.cfg.max_model_len,
-            "permission": [
-                {
-                    "id": f"modelperm-{uuid.uuid4().hex}",
-                    "object": "model_permission",
-                    "created": created,
-                    "allow_create_engine": False,
-                    "allow_sampling": True,
-                    "allow_logprobs": True,
-                    "allow_search_indices": False,
-                    "allow_view": True,
-                    "allow_fine_tuning": False,
-                    "organization": "*",
-                    "group": None,
-                    "is_blocking": False,
-                }
-            ],
-        }
-        return _json({"object": "list", "data": [card]})
+        return _json(probes.models_body(self.model, int(self.started_epoch), self.cfg.max_model_len))
 
     async def _h_model_info(self, request: web.Request) -> web.Response:
-        return _json(
-            {
-                "model_path": self.model,
-                "tokenizer_path": self.model,
-                "is_generation": True,
-                "preferred_sampling_params": None,
-                "weight_version": "default",
-                "has_image_understanding": False,
-                "has_audio_understanding": False,
-                "model_type": "specsweep-sim",
-                "architectures": ["SimulatedForCausalLM"],
-            }
-        )
+        return _json(probes.model_info_body(self.model))
 
-    def _sim_info(self) -> dict[str, Any]:
-        return {
-            "engine": "specsweep-sim",
-            "version": __version__,
-            "profile": self.profile.name,
-            "time_scale": self._scale,
-            "seed": self.cfg.seed,
-            "faults": self.cfg.faults.spec(),
-        }
+    def _info(self) -> dict[str, Any]:
+        return probes.sim_info(self.profile, self._scale, self.cfg.seed, self.cfg.faults.spec())
 
     async def _h_server_info(self, request: web.Request) -> web.Response:
-        p = self.profile
-        c = self.engine.counters
-        state: dict[str, Any] = {
-            "last_gen_throughput": 0.0,
-            "memory_usage": {"kvcache": round(c.kv_usage, 6), "token_capacity": p.kv_tokens},
-            "num_running_reqs": c.requests_running,
-            "num_waiting_reqs": c.requests_waiting,
-        }
-        if self._spec and c.num_drafts:
-            # SGLang's cumulative mean of tokens per verify step, over the server's whole life
-            state["avg_spec_accept_length"] = 1.0 + c.num_accepted_tokens / c.num_drafts
-        info: dict[str, Any] = {
-            "model_path": self.model,
-            "served_model_name": self.model,
-            "host": self.cfg.host,
-            "port": self.cfg.port,
-            "random_seed": self.cfg.seed,
-            "context_length": self.cfg.max_model_len,
-            "max_running_requests": p.max_batch,
-            "chunked_prefill_size": p.prefill_chunk,
-            "max_total_tokens": p.kv_tokens,
-            "speculative_algorithm": p.spec_method.upper() if self._spec and p.spec_method else None,
-            "speculative_num_steps": (p.draft_steps or p.k) if self._spec else None,
-            "speculative_num_draft_tokens": p.k + 1 if self._spec else None,
-            "internal_states": [state],
-            "version": __version__,
-            "time_scale": self._scale,
-            "specsweep_sim": self._sim_info(),
-        }
-        return _json(info)
+        cfg = self.cfg
+        body = probes.server_info_body(
+            self.profile, self.engine.counters, model=self.model, host=cfg.host, port=cfg.port,
+            max_model_len=cfg.max_model_len, info=self._info(),
+        )  # fmt: skip
+        return _json(body)
 
     async def _h_version(self, request: web.Request) -> web.Response:
-        return _json(
-            {"version": VLLM_COMPAT_VERSION, "time_scale": self._scale, "specsweep_sim": self._sim_info()}
-        )
+        return _json(probes.version_body(self._info()))
 
     async def _h_tokenize(self, request: web.Request) -> web.Response:
+        """vLLM POST /tokenize: {"prompt"} or {"messages"} -> {count, max_model_len, tokens, token_strs}."""
         try:
             body = await self._read_json(request)
             self._check_model(body)
@@ -881,78 +768,14 @@ class SimServer:
         )
 
     async def _h_metrics(self, request: web.Request) -> web.Response:
+        text = probes.metrics_text(self.engine.counters, self.model, self._spec, self.started_epoch)
         return web.Response(
-            body=self.metrics_text().encode(),
-            headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"},
+            body=text.encode(), headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"}
         )
-
-    def metrics_text(self) -> str:
-        """Prometheus text exposition (0.0.4), as vLLM's prometheus_client registry writes it."""
-        c = self.engine.counters
-        lab = f'engine="0",model_name="{_prom_escape(self.model)}"'
-        created = _go_float(self.started_epoch)
-        out: list[str] = []
-
-        def counter(
-            name: str, help_: str, value: float, extra: list[tuple[str, float]] | None = None
-        ) -> None:
-            out.append(f"# HELP {name}_total {help_}")
-            out.append(f"# TYPE {name}_total counter")
-            series = extra if extra is not None else [("", value)]
-            for labels, v in series:
-                out.append(f"{name}_total{{{lab}{labels}}} {_go_float(v)}")
-            for labels, _ in series:
-                out.append(f"{name}_created{{{lab}{labels}}} {created}")
-
-        def gauge(name: str, help_: str, value: float) -> None:
-            out.append(f"# HELP {name} {help_}")
-            out.append(f"# TYPE {name} gauge")
-            out.append(f"{name}{{{lab}}} {_go_float(value)}")
-
-        gauge(
-            "vllm:num_requests_running", "Number of requests in model execution batches.", c.requests_running
-        )
-        gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", c.requests_waiting)
-        gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", c.kv_usage)
-        counter("vllm:prompt_tokens", "Number of prefill tokens processed.", c.prompt_tokens_total)
-        counter("vllm:generation_tokens", "Number of generation tokens processed.", c.generation_tokens_total)
-        counter("vllm:request_success", "Count of successfully processed requests.", c.requests_finished)
-        if self._spec:
-            counter("vllm:spec_decode_num_drafts", "Number of spec decoding drafts.", c.num_drafts)
-            counter("vllm:spec_decode_num_draft_tokens", "Number of draft tokens.", c.num_draft_tokens)
-            counter(
-                "vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.", c.num_accepted_tokens
-            )
-            counter(
-                "vllm:spec_decode_num_accepted_tokens_per_pos",
-                "Accepted tokens per draft position.",
-                0,
-                [(f',position="{i}"', v) for i, v in enumerate(c.accepted_per_pos)],
-            )
-        return "\n".join(out) + "\n"
 
 
 class _Crashed(Exception):
     """Raised out of a handler when the in-process server simulates a crash."""
-
-
-def _prom_escape(s: str) -> str:
-    return s.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-def _go_float(v: float) -> str:
-    """prometheus_client's floatToGoString: repr of a float, large values in Go's exponent style."""
-    d = float(v)
-    if d != d:
-        return "NaN"
-    if d in (float("inf"), float("-inf")):
-        return "+Inf" if d > 0 else "-Inf"
-    s = repr(d)
-    dot = s.find(".")
-    if d > 0 and dot > 6:
-        mantissa = f"{s[0]}.{s[1:dot]}{s[dot + 1 :]}".rstrip("0.")
-        return f"{mantissa}e+0{dot - 1}"
-    return s
 
 
 def _opt_int(v: Any, name: str) -> int | None:
