@@ -1,0 +1,139 @@
+"""A minimal, fast streaming server for client benchmarks (raw asyncio, HTTP/1.1 chunked SSE).
+
+Every request streams ``chunks`` OpenAI-completions chunks (continuous usage), one every ``gap_ms``,
+all streams written in one pass per tick. Each chunk's text carries the server's monotonic ns at
+write time (``" t<ns>"``), so a client that keeps the text can compute its own timestamp error.
+
+    python benchmarks/firehose.py --port 0 --chunks 64 --gap-ms 10 [--cpu 1]
+prints ``firehose listening on http://127.0.0.1:PORT``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import time
+
+import orjson
+
+_HEAD = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+    b"Connection: keep-alive\r\n\r\n"
+)
+_MODELS = orjson.dumps({"object": "list", "data": [{"id": "firehose", "object": "model"}]})
+
+
+def _frame(data: bytes) -> bytes:
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+class Stream:
+    __slots__ = ("n", "tr")
+
+    def __init__(self, tr: asyncio.Transport) -> None:
+        self.tr = tr
+        self.n = 0
+
+
+class Server:
+    def __init__(self, chunks: int, gap_ms: float, tokens_per_chunk: int) -> None:
+        self.chunks = chunks
+        self.gap = gap_ms / 1000.0
+        self.tpc = tokens_per_chunk
+        self.streams: list[Stream] = []
+        self.wake = asyncio.Event()
+
+    async def ticker(self) -> None:
+        loop = asyncio.get_running_loop()
+        nxt = loop.time()
+        while True:
+            if not self.streams:
+                self.wake.clear()
+                await self.wake.wait()
+                nxt = loop.time()
+            nxt += self.gap
+            alive: list[Stream] = []
+            for s in self.streams:
+                if s.tr.is_closing():
+                    continue
+                s.n += 1
+                now = time.monotonic_ns()
+                body = orjson.dumps({
+                    "id": "f", "object": "text_completion", "model": "firehose",
+                    "choices": [{"index": 0, "text": f" t{now}", "finish_reason": "length" if s.n == self.chunks else None}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": s.n * self.tpc, "total_tokens": 1 + s.n * self.tpc},
+                })  # fmt: skip
+                out = _frame(b"data: " + body + b"\n\n")
+                if s.n >= self.chunks:
+                    out += _frame(b"data: [DONE]\n\n") + b"0\r\n\r\n"
+                else:
+                    alive.append(s)
+                s.tr.write(out)
+            self.streams = alive
+            delay = nxt - loop.time()
+            await asyncio.sleep(max(0.0, delay))
+
+
+class Proto(asyncio.Protocol):
+    def __init__(self, srv: Server) -> None:
+        self.srv = srv
+        self.buf = b""
+        self.tr: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.tr = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.buf += data
+        while True:
+            end = self.buf.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            head = self.buf[:end].decode("latin-1")
+            length = 0
+            for line in head.split("\r\n")[1:]:
+                k, _, v = line.partition(":")
+                if k.strip().lower() == "content-length":
+                    length = int(v)
+            if len(self.buf) < end + 4 + length:
+                return
+            self.buf = self.buf[end + 4 + length :]
+            assert self.tr is not None
+            if head.startswith("GET"):
+                body = _MODELS if "/v1/models" in head.split("\r\n", 1)[0] else b"{}"
+                self.tr.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                              % (len(body), body))  # fmt: skip
+                continue
+            self.tr.write(_HEAD)
+            self.srv.streams.append(Stream(self.tr))
+            self.srv.wake.set()
+
+
+async def main(args: argparse.Namespace) -> None:
+    srv = Server(args.chunks, args.gap_ms, args.tokens_per_chunk)
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(lambda: Proto(srv), "127.0.0.1", args.port, backlog=4096)
+    port = server.sockets[0].getsockname()[1]
+    print(f"firehose listening on http://127.0.0.1:{port}", flush=True)
+    await srv.ticker()
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--chunks", type=int, default=64)
+    ap.add_argument("--gap-ms", type=float, default=10.0)
+    ap.add_argument("--tokens-per-chunk", type=int, default=1)
+    ap.add_argument("--cpu", type=int, default=None, help="pin to this CPU")
+    a = ap.parse_args()
+    if a.cpu is not None and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {a.cpu})
+    try:
+        import uvloop  # type: ignore[import-not-found]
+
+        uvloop.install()
+    except ImportError:
+        pass
+    asyncio.run(main(a))
