@@ -254,6 +254,7 @@ def _launch(server: ManagedServer, observer: Observer, sink: CellSink) -> tuple[
             "label": cfg.label,
             "url": server.base_url,
             "version": server.version,
+            "pid": server.proc.pid if server.proc else None,
             "startup_s": time.monotonic() - t0,
         },
     )

@@ -27,7 +27,7 @@ def main() -> None:
     ap.add_argument("--child", action="store_true")
     ap.add_argument("--model", default="fake-model")
     ap.add_argument("--no-generate", action="store_true")
-    ap.add_argument("rest", nargs="*")
+    ap.add_argument("--tag", default="")
     a = ap.parse_args()
     print(f"fakeserver argv={sys.argv[1:]} secret_env={os.environ.get('FAKE_API_KEY', '')!r}", flush=True)
     if a.fail_start:
