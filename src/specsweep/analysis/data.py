@@ -114,6 +114,7 @@ def load(paths: Sequence[str | Path], *, with_records: bool = True) -> Dataset:
         manifests.append(man)
         where = str(rd.path / "summary.jsonl")
         for row in rd.summary():
+            row["_run_dir"] = str(rd.path)
             label = row.get("label") or row.get("server")
             scenario = row.get("scenario")
             if not label or not scenario:

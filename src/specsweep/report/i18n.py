@@ -238,8 +238,8 @@ def label(key: str, lang: str, **args: Any) -> str:
     """A short label; unknown keys render as the key's last part (so new metrics still show)."""
     check_lang(lang)
     s = _LABELS[lang].get(key) or _LABELS["en"].get(key)
-    if s is None:
-        return key.rsplit(".", 1)[-1]
+    if s is None:  # a value rather than a key (a config label): shown as it is
+        return key
     return s.format(**args) if args else s
 
 
@@ -278,3 +278,287 @@ def fmt_pct(x: float | None, decimals: int = 2, lang: str = "en") -> str:
     if x is None or not math.isfinite(x):
         return label("value.none", lang)
     return f"{x * 100:.{decimals}f}%"
+
+
+# ---- the sentences -------------------------------------------------------------------------------
+# Arguments: numbers raw (fractions for percentages); ``{x_label}`` renders ``label(x)``.
+_t("title.sweep", "{method} `{param}` comparison report", "{method} `{param}` 对比报告")
+_t("title.sweep_any", "{method} configuration comparison report", "{method} 配置对比报告")
+_t("title.compare", "{methods}: speculative decoding comparison report", "{methods} 投机解码对比报告")
+
+_t(
+    "noise.default",
+    "single runs: verdicts use the default noise floor of {floor:.0%}; a smaller difference is a tie",
+    "单次运行：按默认噪声阈值 {floor:.0%} 判定，差异小于该值记为持平",
+)
+_t(
+    "noise.aa",
+    "{floor:.1%}, measured from {n} A/A pairs (the same config and cell in two runs)",
+    "{floor:.1%}，由 {n} 组 A/A 对（同一配置、同一测试点的两次运行）测得",
+)
+_t(
+    "noise.repeats",
+    "{floor:.1%}, measured from the repeats of {n} cells; verdicts use bootstrap intervals over repeats",
+    "{floor:.1%}，由 {n} 个测试点的重复运行测得；判定使用重复运行的 bootstrap 置信区间",
+)
+_t(
+    "noise.min_effect",
+    "minimum effect counted as a win: {min_effect:.1%}",
+    "计为胜出的最小差异：{min_effect:.1%}",
+)
+
+_t(
+    "band.winner",
+    "**{band_label} (c={levels})**: `{config}` wins {wins} of {n} cells against `{other}` ({ties} ties, "
+    "{losses} losses), {gain:+.1%} on average; the largest gap is {max_leader} +{max_gain:.1%} at "
+    "{max_scenario} c={max_c}.",
+    "**{band_label}（c={levels}）**：`{config}` 对 `{other}` 在 {n} 个点中胜出 {wins} 个（持平 {ties}，"
+    "落后 {losses}），平均 {gain:+.1%}；最大差距为 {max_scenario} c={max_c} 时 {max_leader} 高 {max_gain:.1%}。",
+)
+_t(
+    "band.tie",
+    "**{band_label} (c={levels})**: the configs are even - {ties} of {n} cells differ by less than the "
+    "noise floor; the largest gap is {max_leader} +{max_gain:.1%} at {max_scenario} c={max_c}.",
+    "**{band_label}（c={levels}）**：两者基本持平，{n} 个点中 {ties} 个差异在噪声阈值以内；"
+    "最大差距为 {max_scenario} c={max_c} 时 {max_leader} 高 {max_gain:.1%}。",
+)
+_t(
+    "band.mixed",
+    "**{band_label} (c={levels})**: no consistent winner - `{config}` wins {wins}, loses {losses} and ties "
+    "{ties} of {n} cells against `{other}`; the largest gap is {max_leader} +{max_gain:.1%} at "
+    "{max_scenario} c={max_c}.",
+    "**{band_label}（c={levels}）**：没有一致的胜者，`{config}` 对 `{other}` 在 {n} 个点中胜 {wins}、负 {losses}、"
+    "平 {ties}；最大差距为 {max_scenario} c={max_c} 时 {max_leader} 高 {max_gain:.1%}。",
+)
+
+_t(
+    "class.reason",
+    "wins {wins} of {n} cells ({scenarios}); throughput {gain:+.1%} vs `{other}` on average, mean TPOT "
+    "{tpot:+.1%}, mean TTFT {ttft:+.1%}",
+    "{n} 个点中胜出 {wins} 个（{scenarios}）；相对 `{other}` 吞吐平均 {gain:+.1%}，Mean TPOT {tpot:+.1%}，"
+    "Mean TTFT {ttft:+.1%}",
+)
+_t(
+    "class.reason_accept",
+    "wins {wins} of {n} cells ({scenarios}); throughput {gain:+.1%} vs `{other}` on average; acceptance "
+    "length {accept_a:.2f} vs {accept_b:.2f}",
+    "{n} 个点中胜出 {wins} 个（{scenarios}）；相对 `{other}` 吞吐平均 {gain:+.1%}；接受长度 {accept_a:.2f} 对 "
+    "{accept_b:.2f}",
+)
+_t(
+    "class.reason_tie",
+    "no clear winner: {ties} of {n} cells within the noise floor, {wins} won, {losses} lost ({scenarios})",
+    "无明显胜者：{n} 个点中 {ties} 个在噪声阈值内，胜 {wins}、负 {losses}（{scenarios}）",
+)
+
+_t("gap.tie", "even (within the noise floor, {gain:.1%})", "基本持平（{gain:.1%}，在噪声阈值内）")
+_t("gap.lead", "{leader} +{gain:.1%}", "{leader} 高 {gain:.1%}")
+_t("gap.missing", "not measured", "未测")
+_t(
+    "gap.widens",
+    "From c={c0} to c={c1} the gap widens from {g0:.1%} to {g1:.1%} in favour of {leader}.",
+    "从 c={c0} 到 c={c1}，差距从 {g0:.1%} 拉大到 {g1:.1%}，{leader} 领先。",
+)
+_t(
+    "gap.narrows",
+    "From c={c0} to c={c1} the gap narrows from {g0:.1%} to {g1:.1%}.",
+    "从 c={c0} 到 c={c1}，差距从 {g0:.1%} 缩小到 {g1:.1%}。",
+)
+_t(
+    "gap.flips",
+    "From c={c0} to c={c1} the lead changes sides: {first} leads at c={c0}, {leader} at c={c1}.",
+    "从 c={c0} 到 c={c1} 领先方发生变化：c={c0} 时 {first} 领先，c={c1} 时 {leader} 领先。",
+)
+_t(
+    "gap.mixed",
+    "The gap does not move in one direction as concurrency rises.",
+    "随并发增加差距没有单调变化。",
+)
+
+_t(
+    "anomaly.trend_outlier",
+    "{a} vs {b}: {effect:+.1%} here, while the trend of the other levels (c={neighbours}) puts it near "
+    "{expected:+.1%} - {floors:.1f} noise floors away; an outlier until a re-run confirms it.",
+    "{a} 相对 {b}：此处 {effect:+.1%}，而其他并发（c={neighbours}）的趋势约为 {expected:+.1%}，偏离 {floors:.1f} "
+    "个噪声阈值；在重跑确认前视为 outlier。",
+)
+_t(
+    "anomaly.prefix_cache",
+    "{config}: Total tok/s {throughput:.2f} is {throughput_gain:.1%} above the next level c={next_concurrency} "
+    "({next_throughput:.2f}) while mean TTFT fell {ttft_drop:.0%} from c={prev_concurrency} ({prev_ttft_ms:.2f} -> "
+    "{ttft_ms:.2f} ms): prompts reused from an earlier run likely hit the prefix cache.",
+    "{config}：Total tok/s {throughput:.2f} 比更高并发 c={next_concurrency}（{next_throughput:.2f}）还高 "
+    "{throughput_gain:.1%}，而 Mean TTFT 比 c={prev_concurrency} 下降了 {ttft_drop:.0%}（{prev_ttft_ms:.2f} -> "
+    "{ttft_ms:.2f} ms）：很可能复用了之前运行的 prompt，命中了前缀缓存。",
+)
+_t(
+    "anomaly.invalid_run",
+    "{config}: the client marked this run invalid ({reason}); its numbers are left out of verdicts.",
+    "{config}：压测客户端将此次运行标记为无效（{reason}），其数据不参与判定。",
+)
+_t(
+    "anomaly.error_burst",
+    "{config}: {failed} failed requests ({share:.1%} of all){kinds_text}.",
+    "{config}：{failed} 个请求失败（占 {share:.1%}）{kinds_text}。",
+)
+
+_t(
+    "cross.change",
+    "{scenario}: between c={low:g} and c={high:g} (about c={c:.0f}) the verdict of {a} vs {b} changes "
+    "from {before_label} to {after_label}.",
+    "{scenario}：在 c={low:g} 与 c={high:g} 之间（约 c={c:.0f}），{a} 对 {b} 的判定从 {before_label} 变为 "
+    "{after_label}。",
+)
+_t(
+    "cross.baseline",
+    "{scenario}: between c={low:g} and c={high:g} (about c={c:.0f}) speculation with {a} against the "
+    "baseline {b} changes from {before_label} to {after_label}.",
+    "{scenario}：在 c={low:g} 与 c={high:g} 之间（约 c={c:.0f}），{a} 相对基线 {b} 的判定从 {before_label} "
+    "变为 {after_label}。",
+)
+
+_t("rec.win", "wins {wins} of {n} cells against {other}", "{n} 个点中胜出 {other} {wins} 个")
+_t(
+    "rec.any",
+    "differences are small: {ties} of {n} cells within the noise floor",
+    "差异很小：{n} 个点中 {ties} 个在噪声阈值内",
+)
+_t(
+    "rec.mixed",
+    "weak: ahead in {wins}, behind in {losses}, even in {ties} of {n} cells against {other}",
+    "证据较弱：对 {other} 在 {n} 个点中胜 {wins}、负 {losses}、平 {ties}",
+)
+
+_t("compare.cells", "Cells compared: {n}", "对比点数：{n}")
+_t("compare.wins", "{method} wins: {n}", "{method} 胜出：{n} 个")
+_t("compare.ties", "Ties (within the noise floor): {n}", "持平（噪声阈值内）：{n} 个")
+_t(
+    "compare.all",
+    "**Conclusion: under the same load, {winner} has higher total throughput than {others} in all {n} cells.**",
+    "**结论：在相同负载下，{winner} 的综合吞吐在全部 {n} 个对比点优于 {others}。**",
+)
+_t(
+    "compare.most",
+    "**Conclusion: {winner} has the higher total throughput in {wins} of {n} cells ({ties} ties).**",
+    "**结论：{winner} 在 {n} 个对比点中的 {wins} 个综合吞吐更高（持平 {ties} 个）。**",
+)
+_t(
+    "compare.none",
+    "**Conclusion: no method is ahead beyond the noise floor in most cells.**",
+    "**结论：多数对比点的差异在噪声阈值以内，没有明显更优的方法。**",
+)
+_t(
+    "ratio.line",
+    "Mean {metric_label} ratio ({num} / {den}): {ratio:.2f}",
+    "平均 {metric_label} 比值（{num} / {den}）：{ratio:.2f}",
+)
+_t(
+    "ratio.direction",
+    "A ratio < 1 means {num} is faster; > 1 means {den} is faster (mean over cells of the per-cell ratio).",
+    "比值 < 1 表示 {num} 更快；> 1 表示 {den} 更快（各对比点比值的平均）。",
+)
+
+_t(
+    "check.cuda_graph_cap",
+    "{config}: with k={k} a decode step verifies concurrency x {k1} tokens; from c={threshold} on that exceeds "
+    "the CUDA-graph capture size {cap} (vLLM default), so at c>={from_concurrency} ({tokens} tokens) steps may "
+    "run without CUDA graphs - a likely cause of its losses at high concurrency. Raise "
+    "max_cudagraph_capture_size (vLLM --compilation-config) and re-measure.",
+    "{config}：k={k} 时每个 decode step 需验证 并发 x {k1} 个 token；从 c={threshold} 起超过 CUDA graph 捕获上限 "
+    "{cap}（vLLM 默认），c>={from_concurrency}（{tokens} 个 token）时可能无法使用 CUDA graph，这很可能是其高并发下"
+    "落后的原因。可调大 max_cudagraph_capture_size（vLLM --compilation-config）后重测。",
+)
+_t(
+    "check.below_block_size",
+    "{config}: k={k} is below {method}'s draft block of {block} tokens - each pass drafts {block} and discards "
+    "{discarded}; some builds are not lossless below the block size: run `specsweep check-lossless` against "
+    "a server without speculation.",
+    "{config}：k={k} 小于 {method} 的 draft block（{block} 个 token），每次起草 {block} 个、丢弃 {discarded} 个；"
+    "部分版本在小于 block 时并非无损：请用 `specsweep check-lossless` 与不开投机的服务对比输出。",
+)
+_t(
+    "check.random_ids",
+    "Prompts are random token ids: acceptance on them says nothing about real text; speculative comparisons "
+    "need real prompts.",
+    "Prompt 为随机 token id：其接受率不代表真实文本，投机解码对比需要真实 prompt。",
+)
+_t(
+    "check.ignore_eos",
+    "Requests used ignore_eos (sglang.bench_serving always sets it): generation runs past EOS into text the "
+    "drafter rarely sees, which can bias acceptance; confirm the choice with real prompts and EOS enabled.",
+    "请求使用了 ignore_eos（sglang.bench_serving 总是开启）：生成会越过 EOS，进入 draft 模型少见的文本，"
+    "可能使接受率失真；建议用真实 prompt 并开启 EOS 复核结论。",
+)
+_t(
+    "check.single_run",
+    "Every cell was measured once: verdicts use the default {floor:.0%} noise floor, not measured intervals.",
+    "每个测试点只运行了一次：判定使用默认 {floor:.0%} 噪声阈值，而非实测置信区间。",
+)
+_t(
+    "check.simulated",
+    "These results come from the simulated engine (time scale {scale}): use them for planning, not as "
+    "measurements.",
+    "这些结果来自模拟引擎（时间缩放 {scale}）：用于规划，不能当作实测数据。",
+)
+
+_t(
+    "next.schedule",
+    "If traffic is mostly high concurrency (c >= {c_high}), serve `{high}` by default; below that `{low}` is "
+    "ahead - with mixed traffic, route by concurrency or input length to separate instances.",
+    "如果业务以高并发为主（c >= {c_high}），默认使用 `{high}`；更低并发下 `{low}` 更优——业务混合时可按并发度或"
+    "输入长度路由到不同实例。",
+)
+_t(
+    "next.default",
+    "Serve `{config}` by default: it wins {wins} of {n} cells.",
+    "默认使用 `{config}`：{n} 个点中胜出 {wins} 个。",
+)
+_t(
+    "next.rerun_outliers",
+    "Re-run {cells} with repeats (--repeats 3) to confirm or discard the outliers.",
+    "用重复运行（--repeats 3）重跑 {cells}，确认或排除 outlier。",
+)
+_t(
+    "next.prefix_cache",
+    "Re-run {cells} with fresh prompts (another seed) or a flushed prefix cache.",
+    "用新的 prompt（换 seed）或清空前缀缓存后重跑 {cells}。",
+)
+_t(
+    "next.repeats",
+    "Run every cell 3 or more times: single runs cannot separate differences under {floor:.0%}.",
+    "每个测试点至少运行 3 次：单次运行无法区分小于 {floor:.0%} 的差异。",
+)
+_t(
+    "next.lossless",
+    "Check that {config} is lossless (k below the draft block).",
+    "检查 {config} 是否无损（k 小于 draft block）。",
+)
+_t(
+    "next.graph_cap",
+    "Re-measure {config} at c >= {threshold} with a larger CUDA-graph capture size.",
+    "调大 CUDA graph 捕获上限后，在 c >= {threshold} 重测 {config}。",
+)
+_t("next.warmup", "Keep {n} warmup requests.", "保持 {n} 条 warmup。")
+_t(
+    "next.tune",
+    "{loser} trails in {losses} of {n} cells: tune its parameters ({params}) before ruling it out.",
+    "{loser} 在 {n} 个点中落后 {losses} 个：在排除之前可先调整其参数（{params}）。",
+)
+_t(
+    "next.engines",
+    "The methods run on different engines ({backends}); engine differences (CUDA graphs, KV cache, "
+    "scheduler) are part of the result - decide on your own workload.",
+    "各方法运行在不同引擎上（{backends}），引擎差异（CUDA graph、KV cache 管理、调度器）也包含在结果中，"
+    "请按实际业务负载做最终选型。",
+)
+
+_t(
+    "lossless.summary",
+    "{identical} of {n} outputs identical ({share:.1%}) between {a} and {b}.",
+    "{a} 与 {b} 的 {n} 个输出中 {identical} 个完全一致（{share:.1%}）。",
+)
+_t(
+    "lossless.divergence",
+    "prompt {index}: first difference at token {token_index}: `{a_context}` vs `{b_context}`",
+    "prompt {index}：第 {token_index} 个 token 处首次不同：`{a_context}` 对 `{b_context}`",
+)

@@ -1,0 +1,438 @@
+"""The comparison table: columns (configs for a sweep, methods at their best config for a compare),
+points (scenario, concurrency), per-point values, the noise floor and pairwise verdicts.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from specsweep import stats
+from specsweep.analysis.data import CellData, Dataset
+from specsweep.errors import UsageError, one_of
+from specsweep.records import RequestRecord
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    unit: str
+    higher_is_better: bool
+    decimals: int = 2
+
+
+METRICS: dict[str, Metric] = {
+    m.key: m
+    for m in [
+        Metric("duration", "s", False),
+        Metric("request_throughput", "req/s", True),
+        Metric("output_throughput", "tok/s", True),
+        Metric("total_throughput", "tok/s", True),
+        Metric("input_throughput", "tok/s", True),
+        Metric("mean_e2e_latency_ms", "ms", False),
+        Metric("median_e2e_latency_ms", "ms", False),
+        Metric("p90_e2e_latency_ms", "ms", False),
+        Metric("p95_e2e_latency_ms", "ms", False),
+        Metric("p99_e2e_latency_ms", "ms", False),
+        Metric("mean_ttft_ms", "ms", False),
+        Metric("median_ttft_ms", "ms", False),
+        Metric("p95_ttft_ms", "ms", False),
+        Metric("p99_ttft_ms", "ms", False),
+        Metric("mean_tpot_ms", "ms", False),
+        Metric("median_tpot_ms", "ms", False),
+        Metric("p95_tpot_ms", "ms", False),
+        Metric("p99_tpot_ms", "ms", False),
+        Metric("mean_itl_ms", "ms", False),
+        Metric("p99_itl_ms", "ms", False),
+        Metric("accept_length", "tok/step", True),
+    ]
+}
+
+SWEEP_COLUMNS = [
+    "duration", "request_throughput", "output_throughput", "total_throughput", "mean_e2e_latency_ms",
+    "p95_e2e_latency_ms", "p99_e2e_latency_ms", "mean_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p99_tpot_ms",
+]  # fmt: skip
+COMPARE_COLUMNS = [
+    "total_throughput", "output_throughput", "request_throughput", "mean_e2e_latency_ms",
+    "p95_e2e_latency_ms", "p99_e2e_latency_ms", "mean_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p99_tpot_ms",
+]  # fmt: skip
+LATENCY_VERDICT_METRICS = ["mean_e2e_latency_ms", "mean_tpot_ms", "mean_ttft_ms"]
+PRIMARY = "total_throughput"
+
+Point = tuple[str, int]
+
+
+@dataclass
+class Column:
+    label: str
+    short: str
+    method: str
+    params: dict[str, Any]
+    members: list[str] = field(default_factory=list)
+    is_baseline: bool = False
+
+
+@dataclass
+class Entry:
+    column: str
+    scenario: str
+    concurrency: int
+    picked: str | None  # config label whose data this is
+    data: CellData | None
+
+    @property
+    def ok(self) -> bool:
+        return self.data is not None and bool(self.data.ok)
+
+    def mean(self, key: str) -> float | None:
+        return self.data.mean(key) if self.data is not None else None
+
+
+@dataclass(frozen=True)
+class Noise:
+    floor: float
+    source: Literal["aa", "repeats", "default"]
+    n: int
+    min_effect: float
+
+
+@dataclass(frozen=True)
+class PairVerdict:
+    scenario: str
+    concurrency: int
+    metric: str
+    a: str
+    b: str
+    verdict: Literal["a", "b", "tie"]
+    effect: float
+    ci_low: float
+    ci_high: float
+    basis: str
+    noise_floor: float
+    min_effect: float
+    a_value: float
+    b_value: float
+    winner: str | None
+    leader: str
+    gain: float
+
+
+@dataclass
+class Table:
+    kind: Literal["sweep", "compare"]
+    columns: list[Column]
+    points: list[Point]
+    entries: dict[tuple[str, str, int], Entry]
+    varied_param: str | None
+    dataset: Dataset
+
+    def entry(self, col: str, s: str, c: int) -> Entry | None:
+        return self.entries.get((col, s, c))
+
+    def value(self, col: str, s: str, c: int, key: str) -> float | None:
+        e = self.entry(col, s, c)
+        return e.mean(key) if e is not None and e.ok else None
+
+    def scenarios(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for s, _c in self.points:
+            seen.setdefault(s, None)
+        return list(seen)
+
+    def levels(self, scenario: str) -> list[int]:
+        return [c for s, c in self.points if s == scenario]
+
+    def labels(self) -> list[str]:
+        return [c.label for c in self.columns]
+
+
+# ---- building the table -----------------------------------------------------------------------
+def method_display(ds: Dataset, method: str) -> str:
+    """A method's display name: its configs' common label before '(' (e.g. "DSpark"), else the method."""
+    heads = {m.label.split("(", 1)[0].strip() for m in ds.configs.values() if m.method == method}
+    return heads.pop() if len(heads) == 1 and next(iter(heads), "") else method
+
+
+def _short(label: str, params: dict[str, Any], varied: str | None) -> str:
+    if "(" in label and label.endswith(")"):
+        return label[label.index("(") + 1 : -1]
+    if varied and varied in params:
+        return f"{varied}={params[varied]}"
+    return label
+
+
+def _points(ds: Dataset, labels: list[str]) -> list[Point]:
+    pts = sorted({(s, c) for (lab, s, c) in ds.cells if lab in labels})
+    return pts
+
+
+def _param_sort_key(v: Any) -> tuple[int, float | str]:
+    return (0, float(v)) if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, str(v))
+
+
+def build_sweep(ds: Dataset, method: str | None = None, baseline: str | None = None) -> Table:
+    methods = ds.methods()
+    if baseline is not None and baseline not in ds.configs:
+        raise UsageError(f"--baseline: {one_of(baseline, ds.configs)}")
+    if method is None:
+        multi = [m for m in methods if sum(1 for c in ds.configs.values() if c.method == m) > 1]
+        cand = [m for m in methods if baseline is None or ds.configs[baseline].method != m]
+        if len(methods) == 1:
+            method = methods[0]
+        elif len(multi) == 1:
+            method = multi[0]
+        elif len(cand) == 1:
+            method = cand[0]
+        else:
+            raise UsageError(
+                f"the results hold several methods; choose one with --method: {', '.join(methods)}"
+            )
+    if method not in methods:
+        raise UsageError(f"--method: {one_of(method, methods)}")
+    metas = [m for m in ds.configs.values() if m.method == method and m.label != baseline]
+    keys = sorted({k for m in metas for k in m.params})
+    varied = [k for k in keys if len({repr(m.params.get(k)) for m in metas}) > 1]
+    vp = varied[0] if len(varied) == 1 else None
+    if vp is not None:
+        metas.sort(key=lambda m: _param_sort_key(m.params.get(vp)))
+    else:
+        metas.sort(key=lambda m: m.order)
+    cols = [Column(m.label, _short(m.label, m.params, vp), m.method, m.params, [m.label]) for m in metas]
+    if baseline is not None:
+        b = ds.configs[baseline]
+        cols.append(Column(b.label, b.label, b.method, b.params, [b.label], is_baseline=True))
+    labels = [c.label for c in cols]
+    pts = _points(ds, labels)
+    entries = {}
+    for col in cols:
+        for s, c in pts:
+            entries[(col.label, s, c)] = Entry(col.label, s, c, col.label, ds.get(col.label, s, c))
+    return Table("sweep", cols, pts, entries, vp, ds)
+
+
+def build_compare(ds: Dataset, baseline: str | None = None, primary: str = PRIMARY) -> Table:
+    if baseline is not None and baseline not in ds.configs:
+        raise UsageError(f"--baseline: {one_of(baseline, ds.configs)}")
+    methods = ds.methods()
+    cols: list[Column] = []
+    for m in methods:
+        members = [
+            c.label
+            for c in sorted(ds.configs.values(), key=lambda x: x.order)
+            if c.method == m and c.label != baseline
+        ]
+        if not members:
+            continue
+        disp = method_display(ds, m) if len(members) > 1 else members[0]
+        params = ds.configs[members[0]].params if len(members) == 1 else {}
+        cols.append(Column(disp, disp, m, params, members))
+    if baseline is not None:
+        b = ds.configs[baseline]
+        cols.append(Column(b.label, b.label, b.method, b.params, [b.label], is_baseline=True))
+    if len(cols) < 2:
+        raise UsageError(
+            f"--kind compare needs at least two methods; the results hold: {', '.join(methods)} "
+            "(use --kind sweep for one method)"
+        )
+    labels = [m for c in cols for m in c.members]
+    pts = _points(ds, labels)
+    entries = {}
+    for col in cols:
+        for s, c in pts:
+            best: CellData | None = None
+            best_v = -math.inf
+            any_cell: CellData | None = None
+            for lab in col.members:
+                cell = ds.get(lab, s, c)
+                if cell is None:
+                    continue
+                any_cell = any_cell or cell
+                v = cell.mean(primary)
+                if cell.ok and v is not None and v > best_v:
+                    best, best_v = cell, v
+            chosen = best or any_cell
+            entries[(col.label, s, c)] = Entry(col.label, s, c, chosen.label if chosen else None, chosen)
+    return Table("compare", cols, pts, entries, None, ds)
+
+
+# ---- noise floor -------------------------------------------------------------------------------
+def measure_noise(ds: Dataset, min_effect: float = 0.0, metric: str = PRIMARY) -> Noise:
+    """A/A pairs (the same config and cell in two run dirs) first, then repeats, else the default."""
+    aa_pairs: list[tuple[float, float]] = []
+    groups: list[list[float]] = []
+    for cell in ds.cells.values():
+        by_dir: dict[str, list[float]] = {}
+        for r in cell.ok:
+            v = r.get(metric)
+            if isinstance(v, (int, float)) and v > 0:
+                by_dir.setdefault(str(r.get("_run_dir", "")), []).append(float(v))
+        vals = [v for vs in by_dir.values() for v in vs]
+        if len(by_dir) >= 2:
+            dirs = list(by_dir.values())
+            aa_pairs.extend(
+                (x, y)
+                for i in range(len(dirs))
+                for j in range(i + 1, len(dirs))
+                for x in dirs[i]
+                for y in dirs[j]
+            )
+        if len(vals) >= 2:
+            groups.append(vals)
+    f = stats.noise_floor_from_pairs(aa_pairs)
+    if f is not None:
+        return Noise(f, "aa", len(aa_pairs), min_effect)
+    f = stats.noise_floor_from_repeats(groups)
+    if f is not None:
+        return Noise(f, "repeats", len(groups), min_effect)
+    return Noise(stats.DEFAULT_NOISE_FLOOR, "default", 0, min_effect)
+
+
+# ---- verdicts ----------------------------------------------------------------------------------
+def _req_samples(recs: list[RequestRecord], key: str) -> list[float] | None:
+    ok = [r for r in recs if not r.is_warmup and r.ok and r.chunk_ns]
+    if not ok:
+        return None
+    if key in ("total_throughput", "output_throughput"):
+        return [
+            float(
+                r.output_tokens + (r.prompt_tokens_server or r.prompt_len if key == "total_throughput" else 0)
+            )
+            for r in ok
+        ]
+    if "e2e" in key:
+        return [(r.e2e_ns or 0) / 1e6 for r in ok]
+    if "ttft" in key:
+        return [(r.ttft_ns or 0) / 1e6 for r in ok]
+    if "tpot" in key:
+        return [
+            ((r.e2e_ns or 0) - (r.ttft_ns or 0)) / 1e6 / (r.output_tokens - 1)
+            for r in ok
+            if r.output_tokens > 1
+        ]
+    return None
+
+
+def _stat_for(key: str) -> Any:
+    if key.startswith("p") and key[1:3].isdigit():
+        q = float(key[1:3])
+        return lambda x: float(np.percentile(x, q))
+    if key.startswith("median_"):
+        return np.median
+    if key.endswith("_throughput"):
+        return np.sum
+    return np.mean
+
+
+def request_ci(ea: Entry, eb: Entry, m: Metric, seed: int = 0) -> tuple[float, float] | None:
+    """Within-run interval of the effect from per-request records (single run on both sides)."""
+    da, db = ea.data, eb.data
+    if da is None or db is None or len(da.ok) != 1 or len(db.ok) != 1:
+        return None
+    if len(da.records) != 1 or len(db.records) != 1:
+        return None
+    sa, sb = _req_samples(da.records[0], m.key), _req_samples(db.records[0], m.key)
+    if not sa or not sb or len(sa) < 2 or len(sb) < 2:
+        return None
+    st = _stat_for(m.key)
+    if m.higher_is_better:
+        lo, hi = stats.bootstrap_ratio_ci(sa, sb, st, seed=seed, n_resamples=1000)
+        point = st(np.asarray(sa)) / st(np.asarray(sb))
+    else:
+        lo, hi = stats.bootstrap_ratio_ci(sb, sa, st, seed=seed, n_resamples=1000)
+        point = st(np.asarray(sb)) / st(np.asarray(sa))
+    # relative spread around the point estimate, applied to the summary-level effect by the caller
+    return (1 + lo) / point - 1, (1 + hi) / point - 1
+
+
+def compare_pair(t: Table, a: str, b: str, s: str, c: int, m: Metric, noise: Noise) -> PairVerdict | None:
+    ea, eb = t.entry(a, s, c), t.entry(b, s, c)
+    if ea is None or eb is None or not ea.ok or not eb.ok:
+        return None
+    assert ea.data is not None and eb.data is not None
+    va, vb = ea.data.values(m.key), eb.data.values(m.key)
+    if not va or not vb or min(va) <= 0 or min(vb) <= 0:
+        return None
+    ma, mb = float(np.mean(va)), float(np.mean(vb))
+    if len(va) >= 2 and len(vb) >= 2:
+        r = stats.verdict_repeats(va, vb, higher_is_better=m.higher_is_better, min_effect=noise.min_effect)
+        basis = "repeats"
+    else:
+        e = stats.effect_of(ma, mb, m.higher_is_better)
+        rel = request_ci(ea, eb, m)
+        if rel is not None:
+            ci = stats.widen(((1 + e) * (1 + rel[0]) - 1, (1 + e) * (1 + rel[1]) - 1), noise.floor)
+            basis = f"requests+{noise.source}_floor"
+        else:
+            ci = stats.floor_interval(e, noise.floor)
+            basis = f"{noise.source}_floor"
+        r = stats.decide(e, ci, noise.min_effect)
+    winner = a if r.verdict == "a" else b if r.verdict == "b" else None
+    return PairVerdict(
+        s, c, m.key, a, b, r.verdict, r.effect, r.ci_low, r.ci_high, basis, noise.floor, noise.min_effect,
+        ma, mb, winner, a if r.effect >= 0 else b, r.gain,
+    )  # fmt: skip
+
+
+def all_verdicts(t: Table, metric: str, noise: Noise) -> list[PairVerdict]:
+    m = METRICS[metric]
+    out = []
+    labels = t.labels()
+    for s, c in t.points:
+        for i in range(len(labels)):
+            for j in range(i + 1, len(labels)):
+                v = compare_pair(t, labels[i], labels[j], s, c, m, noise)
+                if v is not None:
+                    out.append(v)
+    return out
+
+
+def find_verdict(vs: list[PairVerdict], s: str, c: int, x: str, y: str) -> PairVerdict | None:
+    for v in vs:
+        if v.scenario == s and v.concurrency == c and {v.a, v.b} == {x, y}:
+            return v
+    return None
+
+
+def oriented(v: PairVerdict, first: str) -> tuple[float, float, float, str]:
+    """(effect, ci_low, ci_high, verdict) with ``first`` as a."""
+    if v.a == first:
+        return v.effect, v.ci_low, v.ci_high, v.verdict
+    inv = {"a": "b", "b": "a", "tie": "tie"}[v.verdict]
+    return 1 / (1 + v.effect) - 1, 1 / (1 + v.ci_high) - 1, 1 / (1 + v.ci_low) - 1, inv
+
+
+@dataclass(frozen=True)
+class Winner:
+    scenario: str
+    concurrency: int
+    values: dict[str, float | None]
+    leader: str | None
+    runner_up: str | None
+    winner: str | None
+    gain: float | None
+    verdict: PairVerdict | None
+    missing: list[str]
+
+
+def winners(t: Table, vs: list[PairVerdict], metric: str = PRIMARY) -> list[Winner]:
+    m = METRICS[metric]
+    out = []
+    for s, c in t.points:
+        vals = {lab: t.value(lab, s, c, metric) for lab in t.labels()}
+        present = [(lab, v) for lab, v in vals.items() if v is not None and v > 0]
+        missing = [lab for lab, v in vals.items() if v is None]
+        present.sort(key=lambda x: x[1], reverse=m.higher_is_better)
+        if len(present) < 2:
+            out.append(
+                Winner(s, c, vals, present[0][0] if present else None, None, None, None, None, missing)
+            )
+            continue
+        (l1, v1), (l2, v2) = present[0], present[1]
+        v = find_verdict(vs, s, c, l1, l2)
+        gain = v1 / v2 - 1 if m.higher_is_better else v2 / v1 - 1
+        win = v.winner if v is not None else None
+        out.append(Winner(s, c, vals, l1, l2, win, gain, v, missing))
+    return out
