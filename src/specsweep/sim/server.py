@@ -4,8 +4,9 @@ One task drives the engine: while requests are pending it takes ``step = engine.
 ``wall_start + step.end / time_scale`` (an absolute schedule: a late step does not delay the next), and
 writes every emission of the step to its stream in one pass, straight to the socket (pre-encoded bytes,
 HTTP chunked framing, no per-chunk await). While idle it waits for an arrival and moves the engine's
-virtual clock to the arrival's time. Asyncio timers wake up to ~1 ms late, so the driver sleeps until
-``spin_s`` before the deadline and spins the rest.
+virtual clock to the arrival's time. Asyncio timers wake up 1-2 ms late (epoll has millisecond timeouts),
+so the driver sleeps until a margin before the deadline and spins the rest; the margin follows the
+lateness of recent wake-ups (at most ``spin_s``).
 
 Endpoints (shapes as vLLM / SGLang write them; see ``wire.py``)::
 
@@ -31,6 +32,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,7 +88,7 @@ class SimConfig:
     faults: Faults = field(default_factory=Faults)
     served_model_name: str | None = None
     max_model_len: int = DEFAULT_MAX_MODEL_LEN
-    spin_s: float = 0.0015  # busy-wait this long before each deadline (asyncio timers are ~1 ms coarse)
+    spin_s: float = 0.004  # at most this long busy-waiting before each deadline (asyncio timers are ~1 ms coarse)
     on_crash: Callable[[], None] | None = None  # default: drop every connection and stop serving
 
     @property
@@ -248,8 +250,10 @@ class SimServer:
         assert loop is not None and self._wake is not None
         eng = self.engine
         wake = self._wake
-        spin = self.cfg.spin_s
+        max_spin = self.cfg.spin_s
         clock = loop.time
+        # how late recent timer wake-ups were; the spin covers the worst of them (adaptive, capped)
+        wake_late: deque[float] = deque([max_spin] * 8, maxlen=32)
         while True:
             if eng.idle:
                 wake.clear()
@@ -259,9 +263,11 @@ class SimServer:
             if step is None:
                 continue
             target = self.wall0 + step.end / self._scale
+            spin = min(max_spin, max(wake_late) + 0.0003)
             delay = target - clock()
             if delay > spin:
                 await asyncio.sleep(delay - spin)
+                wake_late.append(clock() - (target - spin))
             else:
                 await asyncio.sleep(0)  # behind schedule: still let arrivals in
             while clock() < target:
@@ -829,7 +835,7 @@ async def start_server(
     faults: Faults | str | None = None,
     served_model_name: str | None = None,
     max_model_len: int = DEFAULT_MAX_MODEL_LEN,
-    spin_s: float = 0.0015,
+    spin_s: float = 0.004,
     on_crash: Callable[[], None] | None = None,
 ) -> ServerHandle:
     """Start a sim server on the running event loop; ``port=0`` picks a free port (see ``.port``)."""

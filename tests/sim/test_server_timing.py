@@ -1,0 +1,150 @@
+"""Streams follow the engine's schedule on the wall clock (time-scaled); ground truth and /metrics agree."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import statistics
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest
+
+from specsweep.sim.engine import Engine
+from specsweep.sim.server import start_server
+
+from .simhttp import SSE, make_profile, run, sse
+
+
+def _engine_schedule(profile: Any, seed: int, prompt_tokens: int, max_tokens: int) -> list[tuple[float, int]]:
+    """(virtual end time, tokens) of each emission of one request alone in a fresh engine."""
+    eng = Engine(profile, seed=seed)
+    eng.add("r", prompt_tokens, max_tokens)
+    out = []
+    while not eng.idle:
+        step = eng.step()
+        assert step is not None
+        out += [(step.end, e.n_tokens) for e in step.emissions]
+    return out
+
+
+@pytest.mark.parametrize("time_scale", [1.0, 4.0])
+def test_chunks_arrive_on_the_engine_schedule(time_scale: float, tmp_path: Path) -> None:
+    prof = make_profile(t0_ms=20.0)  # every step is 20 virtual ms
+    truth = tmp_path / "truth.jsonl"
+    body = {"text": "a b c d", "sampling_params": {"max_new_tokens": 24, "ignore_eos": True}, "stream": True}
+
+    async def go() -> SSE:
+        server = await start_server(prof, seed=5, time_scale=time_scale, truth=str(truth))
+        async with server as h, aiohttp.ClientSession() as s:
+            return await sse(s, h.url + "/generate", body)
+
+    out = run(go())
+    expected = _engine_schedule(prof, 5, 4, 24)
+    objs = out.json()
+    counts = [o["meta_info"]["completion_tokens"] for o in objs]
+    # tokens per chunk are the engine's emissions, one chunk per step
+    assert [b - a for a, b in zip([0, *counts], counts, strict=False)] == [n for _, n in expected]
+    # gaps between chunks are the step times, scaled
+    step_ms = 20.0 / time_scale
+    gaps_ms = [(b - a) / 1e6 for a, b in zip(out.times_ns, out.times_ns[1 : len(objs)], strict=False)]
+    # (a busy machine delays single chunks; the median and the span show the schedule)
+    assert statistics.median(gaps_ms) == pytest.approx(step_ms, abs=3.0), gaps_ms
+    span_ms = (out.times_ns[len(objs) - 1] - out.times_ns[0]) / 1e6
+    assert span_ms == pytest.approx(step_ms * (len(objs) - 1), abs=max(8.0, 0.1 * span_ms)), gaps_ms
+    # first chunk: one prefill step after the request arrived
+    ttft_ms = (out.times_ns[0] - out.sent_ns) / 1e6
+    assert step_ms * 0.8 < ttft_ms < step_ms + 20
+
+    rec = orjson.loads(truth.read_text().splitlines()[0])
+    assert rec["endpoint"] == "/generate" and rec["completion_tokens"] == 24 and rec["prompt_tokens"] == 4
+    chunks = rec["chunks"]
+    assert [c["tokens"] for c in chunks] == [n for _, n in expected]
+    # the truth file's write times: on schedule, and just before the client saw each chunk
+    late_ms = [(c["mono_ns"] - c["sched_mono_ns"]) / 1e6 for c in chunks]
+    assert min(late_ms) >= 0 and statistics.median(late_ms) < 5.0, late_ms
+    lag_ms = [(t - c["mono_ns"]) / 1e6 for t, c in zip(out.times_ns, chunks, strict=False)]
+    assert min(lag_ms) >= 0 and statistics.median(lag_ms) < 5.0, lag_ms
+    sched_gaps = [(b["sched_mono_ns"] - a["sched_mono_ns"]) / 1e6 for a, b in itertools.pairwise(chunks)]
+    assert sched_gaps == pytest.approx([step_ms] * len(sched_gaps), abs=1e-3)
+    assert (
+        abs(chunks[0]["epoch_ns"] - chunks[0]["mono_ns"] - (rec["arrival_epoch_ns"] - rec["arrival_mono_ns"]))
+        < 5e6
+    )
+
+
+def test_truth_and_metrics_agree_with_the_streams(tmp_path: Path) -> None:
+    """Concurrent streams: /metrics and /server_info counters equal what the chunks carried."""
+    prof = make_profile(t0_ms=2.0, max_batch=4)  # 8 requests, 4 at a time: some wait
+    truth = tmp_path / "truth.jsonl"
+
+    async def go() -> tuple[list[SSE], str, dict[str, Any]]:
+        async with await start_server(prof, seed=3, truth=str(truth)) as h, aiohttp.ClientSession() as s:
+            bodies = [
+                {"text": f"prompt number {i}", "sampling_params": {"max_new_tokens": 20 + i, "ignore_eos": True}, "stream": True}
+                for i in range(8)
+            ]  # fmt: skip
+            outs = await asyncio.gather(*(sse(s, h.url + "/generate", b) for b in bodies))
+            async with s.get(h.url + "/metrics") as r:
+                metrics = await r.text()
+            async with s.get(h.url + "/server_info") as r:
+                info = await r.json()
+        return list(outs), metrics, info
+
+    outs, metrics, info = run(go())
+    m = {}
+    for line in metrics.splitlines():
+        if line and not line.startswith("#") and "_created" not in line:
+            name, value = line.rsplit(" ", 1)
+            m[name.split("{")[0] + ("" if "position" not in name else name[name.index("position") :])] = (
+                float(value)
+            )
+    finals = [o.json()[-1]["meta_info"] for o in outs]
+    assert (
+        m["vllm:generation_tokens_total"] == sum(f["completion_tokens"] for f in finals) == sum(range(20, 28))
+    )
+    assert m["vllm:prompt_tokens_total"] == sum(f["prompt_tokens"] for f in finals) == 8 * 3
+    assert m["vllm:spec_decode_num_drafts_total"] == sum(f["spec_verify_ct"] for f in finals)
+    assert m["vllm:spec_decode_num_draft_tokens_total"] == 3 * m["vllm:spec_decode_num_drafts_total"]
+    per_pos = [m[f'vllm:spec_decode_num_accepted_tokens_per_pos_totalposition="{i}"}}'] for i in range(3)]
+    assert sum(per_pos) == m["vllm:spec_decode_num_accepted_tokens_total"]
+    assert per_pos[0] >= per_pos[1] >= per_pos[2]
+    assert m["vllm:request_success_total"] == 8
+    assert m["vllm:num_requests_running"] == 0 == m["vllm:num_requests_waiting"]
+    acc = info["internal_states"][0]["avg_spec_accept_length"]
+    assert acc == pytest.approx(
+        1 + m["vllm:spec_decode_num_accepted_tokens_total"] / m["vllm:spec_decode_num_drafts_total"]
+    )
+    # decode tokens never exceed what drafts + bonus tokens allow
+    decode_tokens = m["vllm:generation_tokens_total"] - 8
+    assert (
+        decode_tokens
+        <= m["vllm:spec_decode_num_drafts_total"] + m["vllm:spec_decode_num_accepted_tokens_total"]
+    )
+    recs = [orjson.loads(x) for x in truth.read_text().splitlines()]
+    assert len(recs) == 8
+    by_tokens = sorted(sum(c["tokens"] for c in r["chunks"]) for r in recs)
+    assert by_tokens == list(range(20, 28))
+    for o in outs:  # one chunk per emission, each with the tokens the truth file says
+        assert len(o.json()) == o.json()[-1]["meta_info"]["spec_verify_ct"] + 1
+
+
+def test_absolute_schedule_does_not_drift(tmp_path: Path) -> None:
+    """Over many steps the stream's end lands where the engine says (no accumulated lateness)."""
+    prof = make_profile(t0_ms=2.0, k=0, survival=[])
+    body = {"prompt": "x", "max_tokens": 150, "ignore_eos": True, "stream": True}
+    truth = tmp_path / "t.jsonl"
+
+    async def go() -> SSE:
+        async with await start_server(prof, truth=str(truth)) as h, aiohttp.ClientSession() as s:
+            return await sse(s, h.url + "/v1/completions", body)
+
+    out = run(go())
+    chunks = orjson.loads(truth.read_text())["chunks"]
+    assert len(chunks) == 150 == len(out.payloads) - 1
+    sched_span_ms = (chunks[-1]["sched_mono_ns"] - chunks[0]["sched_mono_ns"]) / 1e6
+    assert sched_span_ms == pytest.approx(149 * 2.0, abs=1e-3)
+    last_late_ms = (out.times_ns[-2] - chunks[-1]["sched_mono_ns"]) / 1e6  # client saw the last token
+    assert 0 <= last_late_ms < 5.0
