@@ -119,3 +119,13 @@ def test_generation_words_are_single_tokens() -> None:
     assert len(words) > 500
     assert all(TOK.count(w) == 1 for w in words)
     assert TOK.count(" ".join(words[:100])) == 100
+
+
+def test_exported_hf_tokenizer_counts_like_builtin(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from specsweep.workload.tokenizer import HFTokenizer, export_hf_tokenizer
+
+    hf = HFTokenizer(str(export_hf_tokenizer(tmp_path / "tok")))
+    for s in generate(BUILTIN["chat_standard"], 10, TOK, 3):
+        assert hf.count(s.prompt) == TOK.count(s.prompt) == s.prompt_len  # type: ignore[arg-type]
+    odd = "Hello, world!! (it) is_a x.y 3.5 unseenword"
+    assert hf.count(odd) == TOK.count(odd)

@@ -131,3 +131,32 @@ def load_tokenizer(path: str | None, *, warn: bool = True) -> Tokenizer:
             stacklevel=2,
         )
     return BuiltinTokenizer()
+
+
+def export_hf_tokenizer(out_dir: str | Path) -> Path:
+    """Write the built-in tokenizer as a Hugging Face tokenizer folder (tokenizer.json + config).
+
+    Other clients (sglang.bench_serving, vllm bench serve, AIPerf) then count tokens exactly as
+    specsweep and the simulator do: one token per word or punctuation mark. Needs ``tokenizers``.
+    """
+    try:
+        from tokenizers import Regex, Tokenizer, models, pre_tokenizers
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise MissingDependency("exporting the built-in tokenizer", "hf") from e
+    import json
+
+    vocab = {w: i for i, w in enumerate(builtin_vocab())}
+    unk = "[UNK]"
+    vocab.setdefault(unk, len(vocab))
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token=unk))
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Split(Regex(r"\w+|[^\w\s]"), behavior="isolated")]
+    )
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tok.save(str(out / "tokenizer.json"))
+    (out / "tokenizer_config.json").write_text(
+        json.dumps({"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": unk, "model_max_length": 1 << 20})
+    )
+    (out / "special_tokens_map.json").write_text(json.dumps({"unk_token": unk}))
+    return out
