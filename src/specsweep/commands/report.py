@@ -1,14 +1,62 @@
-"""`specsweep report` (being built; see its issue)."""
+"""`specsweep report RUN_DIR... --kind sweep|compare --lang zh|en --format md|html|json|table -o FILE`."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("report", help="(not yet available)")
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
+    p = sub.add_parser(
+        "report",
+        help="write a sweep or compare report from run dirs",
+        description="Analyse run dirs (or results folders holding them) and write a report: sweep = one "
+        "method with one parameter varied; compare = methods against each other, each at its best config "
+        "per cell. Verdicts use bootstrap intervals over repeats, else a noise floor (A/A runs, repeats, "
+        "or the default 5%).",
+    )
+    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    p.add_argument("--kind", choices=["sweep", "compare"], default="sweep")
+    p.add_argument("--lang", choices=["zh", "en"], default="en")
+    p.add_argument("--format", choices=["md", "html", "json", "table"], default="md")
+    p.add_argument("-o", "--output", metavar="FILE", help="output file (default: stdout)")
+    p.add_argument("--method", help="sweep: the method whose configs to compare")
+    p.add_argument("--baseline", metavar="LABEL", help="config label without speculation to compare against")
+    p.add_argument(
+        "--min-effect",
+        type=float,
+        default=0.0,
+        metavar="PCT",
+        help="smallest gain (percent) counted as a win",
+    )
+    p.add_argument("--lossless", metavar="JSON", help="a check-lossless result to show in the report")
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    raise SystemExit("specsweep: this command is not available in this build yet")
+    from specsweep.report import build_view, render, write_report
+
+    lossless = None
+    if args.lossless:
+        from specsweep.lossless import load_lossless_view
+
+        lossless = load_lossless_view(args.lossless)
+    view = build_view(
+        args.run_dirs,
+        args.kind,
+        method=args.method,
+        baseline=args.baseline,
+        min_effect=args.min_effect / 100.0,
+        lossless=lossless,
+    )
+    if args.format == "table" and not args.output:
+        from specsweep.report.table import print_table
+
+        print_table(view, args.lang)
+        return 0
+    if args.output:
+        path = write_report(view, args.output, args.format, args.lang)
+        print(f"wrote {path}", file=sys.stderr)
+    else:
+        sys.stdout.write(render(view, args.format, args.lang))
+    return 0

@@ -1,0 +1,61 @@
+"""Reports: build the view model once, render it as Markdown, JSON, a terminal table or HTML.
+
+Library API (what ``specsweep report`` and ``specsweep run`` call)::
+
+    view = build_view(run_dirs, "sweep" | "compare", method=..., baseline=..., min_effect=0.0)
+    text = render(view, "md" | "json" | "html", lang="zh" | "en")
+    write_report(view, path, fmt="md", lang="en")
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from specsweep.errors import UsageError, one_of
+from specsweep.report.build import build_view
+from specsweep.report.i18n import check_lang
+from specsweep.report.view import ReportView
+
+FORMATS = ("md", "html", "json", "table")
+
+__all__ = ["FORMATS", "ReportView", "build_view", "render", "write_report"]
+
+
+def render(view: ReportView, fmt: str = "md", lang: str = "en") -> str:
+    check_lang(lang)
+    if fmt == "md":
+        from specsweep.report.markdown import render_markdown
+
+        return render_markdown(view, lang)
+    if fmt == "json":
+        return view.to_json() + "\n"
+    if fmt == "html":
+        try:
+            from specsweep.report.html import render_html  # written alongside the plots
+        except ImportError as e:
+            if isinstance(e, ModuleNotFoundError) and e.name and "specsweep.report.html" in e.name:
+                raise UsageError(
+                    "--format html: the HTML renderer (specsweep.report.html.render_html) is not in this "
+                    "build yet; use --format md, json or table"
+                ) from e
+            raise
+        return str(render_html(view, lang))
+    if fmt == "table":
+        from rich.console import Console
+
+        from specsweep.report.table import build_table
+
+        console = Console(record=True, width=240)
+        with console.capture():
+            console.print(build_table(view, lang))
+        return console.export_text()
+    raise UsageError(f"--format: {one_of(fmt, FORMATS)}")
+
+
+def write_report(view: ReportView, path: str | Path, fmt: str = "md", lang: str = "en") -> Path:
+    """Render and write atomically; returns the path."""
+    from specsweep.store import atomic_write_bytes
+
+    p = Path(path)
+    atomic_write_bytes(p, render(view, fmt, lang).encode("utf-8"))
+    return p

@@ -37,7 +37,9 @@ def _provenance(ds: Dataset, t: core.Table, now: str | None) -> V.Provenance:
         if v not in (None, "") and v not in lst:
             lst.append(v)
 
-    for m in ds.manifests:
+    used = {d for col in t.columns for lab in col.members for d in ds.configs[lab].run_dirs}
+    pairs = [(rd, m) for rd, m in zip(ds.run_dirs, ds.manifests, strict=True) if str(rd.path) in used]
+    for _rd, m in pairs:
         e = m.get("experiment")
         add(exps, e.get("name") if isinstance(e, dict) else e)
         add(sources, m.get("source") or "run")
@@ -86,7 +88,7 @@ def _provenance(ds: Dataset, t: core.Table, now: str | None) -> V.Provenance:
         for r in cell.ok[:1]:
             add(datasets, r.get("dataset_name"))
     return V.Provenance(
-        run_dirs=[str(rd.path) for rd in ds.run_dirs], experiments=[str(e) for e in exps], sources=sources,
+        run_dirs=[str(rd.path) for rd, _m in pairs], experiments=[str(e) for e in exps], sources=sources,
         servers=servers, models=models, backends=backends, clients=clients, warmup=sorted(warm),
         ignore_eos=ignore_eos, datasets=[str(d) for d in datasets], simulated=simulated, time_scale=scale,
         tool_versions=[str(x) for x in tools],
@@ -324,6 +326,14 @@ def _anomaly_view(t: core.Table, a: an.AnomalyData) -> V.Anomaly:
     d = dict(a.data)
     args: dict[str, Any]
     if a.kind == "trend_outlier":
+        if d["effect"] < 0:  # told from the side of the config that leads in this cell
+            d = {
+                **d,
+                "a": d["b"],
+                "b": d["a"],
+                "effect": 1 / (1 + d["effect"]) - 1,
+                "expected": 1 / (1 + d["expected"]) - 1,
+            }
         args = {"a": _short(t, d["a"]), "b": _short(t, d["b"]), "effect": d["effect"], "expected": d["expected"],
                 "floors": d["floors"], "neighbours": ", ".join(str(c) for c in d["neighbours"])}  # fmt: skip
     elif a.kind == "prefix_cache":
@@ -363,7 +373,13 @@ def _recommendations(
     out = []
     for d in recommend.recommendations(t, vs2, bands):
         n = d.wins + d.losses + d.ties
-        args: dict[str, Any] = {"wins": d.wins, "losses": d.losses, "ties": d.ties, "n": n, "other": _short(t, d.runner_up)}
+        args: dict[str, Any] = {
+            "wins": d.wins,
+            "losses": d.losses,
+            "ties": d.ties,
+            "n": n,
+            "other": _short(t, d.runner_up),
+        }
         if d.config is None:
             note = V.Msg(key="rec.any", args=args)
         elif d.losses == 0:

@@ -449,7 +449,7 @@ _t(
 )
 _t(
     "ratio.line",
-    "Mean {metric_label} ratio ({num} / {den}): {ratio:.2f}",
+    "Average {metric_label} ratio ({num} / {den}): {ratio:.2f}",
     "平均 {metric_label} 比值（{num} / {den}）：{ratio:.2f}",
 )
 _t(

@@ -1,0 +1,350 @@
+"""Markdown report from the view model (both kinds, both languages)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from specsweep.report import i18n
+from specsweep.report.i18n import fmt_num, fmt_pct, label, text
+from specsweep.report.view import Cell, EngineFlags, Msg, ReportView, Verdict
+
+
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
+def _table(head: list[str], rows: list[list[str]], left: int = 1) -> list[str]:
+    align = ["---" if i < left else "---:" for i in range(len(head))]
+    return [_row(head), "|" + "|".join(align) + "|", *(_row(r) for r in rows)]
+
+
+def _short(view: ReportView, lab: str | None) -> str:
+    for c in view.configs:
+        if c.label == lab:
+            return c.short
+    return lab or ""
+
+
+def _config_cell(view: ReportView, cell: Cell) -> str:
+    if view.kind == "compare":
+        return cell.picked or cell.config
+    if view.varied_param:
+        for c in view.configs:
+            if c.label == cell.config and view.varied_param in c.params:
+                return str(c.params[view.varied_param])
+    return _short(view, cell.config)
+
+
+def _value(view: ReportView, cell: Cell, key: str, lang: str) -> str:
+    if cell.status != "ok":
+        return label(f"value.{cell.status}", lang)
+    v = cell.values.get(key)
+    dec = next((m.decimals for m in view.metrics if m.key == key), 2)
+    return fmt_num(v, dec, lang)
+
+
+def _winner_name(
+    view: ReportView, v: Verdict | None, winner: str | None, lang: str, scenario: str, c: int
+) -> str:
+    if v is None:
+        return label("value.none", lang)
+    if winner is None:
+        return label("verdict.tie", lang)
+    if view.kind == "compare":
+        cell = view.cell(scenario, c, winner)
+        return cell.picked if cell and cell.picked else winner
+    return _short(view, winner)
+
+
+def provenance(view: ReportView, lang: str) -> list[str]:
+    p = view.provenance
+    L = lambda k: label(k, lang)  # noqa: E731
+    sep = "：" if lang == "zh" else ": "
+    out = [f"- {L('prov.run_dirs')}{sep}" + ", ".join(f"`{d}`" for d in p.run_dirs)]
+    if p.models:
+        out.append(f"- {L('prov.models')}{sep}" + ", ".join(f"`{m}`" for m in p.models))
+    if p.backends:
+        out.append(f"- {L('prov.backends')}{sep}" + ", ".join(p.backends))
+    shorts = " vs ".join(f"`{c.short}`" for c in view.configs)
+    out.append(f"- {L('prov.compared')}{sep}{shorts}")
+    if p.warmup:
+        out.append(
+            f"- {L('prov.warmup')}{sep}" + ", ".join(label("prov.warmup_n", lang, n=w) for w in p.warmup)
+        )
+    if p.clients:
+        out.append(f"- {L('prov.clients')}{sep}" + ", ".join(f"`{c}`" for c in p.clients))
+    if p.sources:
+        out.append(f"- {L('prov.sources')}{sep}" + ", ".join(p.sources))
+    if p.simulated:
+        out.append(
+            f"- {L('prov.simulated')}{sep}"
+            + label("prov.simulated_yes", lang, scale=p.time_scale if p.time_scale is not None else "-")
+        )
+    if view.noise.detail is not None:
+        line = text(view.noise.detail, lang)
+        if view.noise.min_effect > 0:
+            line += "; " + i18n.text(
+                type(view.noise.detail)(key="noise.min_effect", args={"min_effect": view.noise.min_effect}),
+                lang,
+            )
+        out.append(f"- {L('prov.noise')}{sep}{line}")
+    return out
+
+
+def core_table(view: ReportView, lang: str) -> list[str]:
+    head = [label("col.scenario", lang), label("col.concurrency", lang), label(view.config_column, lang)]
+    head += [label(f"metric.{k}", lang) for k in view.core_columns]
+    rows = []
+    for s, c in view.points():
+        for cfg in view.configs:
+            cell = view.cell(s, c, cfg.label)
+            if cell is None:
+                continue
+            rows.append(
+                [
+                    s,
+                    str(c),
+                    _config_cell(view, cell),
+                    *(_value(view, cell, k, lang) for k in view.core_columns),
+                ]
+            )
+    return _table(head, rows, left=1)
+
+
+def winner_table(view: ReportView, lang: str) -> list[str]:
+    metric = label(f"metric.{view.primary_metric}", lang)
+    head = [label("col.scenario", lang), label("col.concurrency", lang)]
+    head.append(
+        label("col.winner_by", lang, metric=metric) if view.kind == "sweep" else label("col.winner", lang)
+    )
+    head += [label("col.value_of", lang, config=c.short, metric=metric) for c in view.configs]
+    head.append(label("col.gain", lang))
+    rows = []
+    for w in view.winners:
+        vals = [
+            fmt_num(w.values.get(c.label), 2, lang)
+            if w.values.get(c.label) is not None
+            else label("value.missing", lang)
+            for c in view.configs
+        ]
+        rows.append(
+            [
+                w.scenario,
+                str(w.concurrency),
+                _winner_name(view, w.verdict, w.winner, lang, w.scenario, w.concurrency),
+                *vals,
+                fmt_pct(w.gain, 2, lang),
+            ]
+        )
+    return _table(head, rows)
+
+
+def _band_range(c_low: int, c_high: int | None) -> str:
+    if c_high is None:
+        return f"c ≥ {c_low}"
+    if c_low == c_high:
+        return f"c = {c_low}"
+    return f"{c_low} ≤ c ≤ {c_high}"
+
+
+def recommendation_table(view: ReportView, lang: str) -> list[str]:
+    head = [
+        label(k, lang)
+        for k in ("col.workload", "col.recommended", "col.expected_gain", "col.confidence", "col.note")
+    ]
+    rows = []
+    for r in view.recommendations:
+        wl = (
+            label(f"class.{r.workload_class or 'all'}", lang)
+            + " / "
+            + label(f"band.{r.band}", lang)
+            + f" ({_band_range(r.c_low, r.c_high)})"
+        )
+        if r.config is None:
+            rec = " / ".join(f"`{_short(view, a)}`" for a in r.alternatives) + " " + label("value.any", lang)
+            gain = label("value.none", lang)
+        else:
+            rec = f"**{_short(view, r.config)}**"
+            gain = f"{fmt_pct(r.expected_gain, 1, lang)} [{fmt_pct(r.ci_low, 1, lang)}, {fmt_pct(r.ci_high, 1, lang)}]"
+        rows.append([wl, rec, gain, label(f"confidence.{r.confidence}", lang), text(r.note, lang)])
+    return _table(head, rows, left=len(head))
+
+
+def render_markdown(view: ReportView, lang: str = "en") -> str:
+    i18n.check_lang(lang)
+    L = lambda k, **a: label(k, lang, **a)  # noqa: E731
+    out: list[str] = [f"# {text(view.title, lang)}", ""]
+    out += provenance(view, lang)
+    out += ["", "---", "", f"## {L('sec.core')}", ""]
+    out += core_table(view, lang)
+    metric = L(f"metric.{view.primary_metric}")
+    title = L("sec.winners") if view.kind == "sweep" else L("sec.winners_by", metric=metric)
+    out += ["", "---", "", f"## {title}", ""]
+    out += winner_table(view, lang)
+    out += ["", "---", "", f"## {L('sec.findings')}", ""]
+    n = 0
+    if view.kind == "compare" and view.compare is not None:
+        cs = view.compare
+        out.append("- " + text(_msg("compare.cells", n=cs.n_cells), lang))
+        for m in cs.methods:
+            out.append("- " + text(_msg("compare.wins", method=m, n=cs.win_counts.get(m, 0)), lang))
+        if cs.ties:
+            out.append("- " + text(_msg("compare.ties", n=cs.ties), lang))
+        out += ["", text(cs.conclusion, lang), ""]
+        if cs.ratios:
+            n += 1
+            out += [f"### {n}. {L('sec.latency')}", ""]
+            for r in cs.ratios:
+                out.append(
+                    "- "
+                    + text(
+                        _msg(
+                            "ratio.line",
+                            metric=f"metric.short.{r.metric}",
+                            num=r.numerator,
+                            den=r.denominator,
+                            ratio=r.mean_ratio,
+                        ),
+                        lang,
+                    )
+                )
+            pairs = {(r.numerator, r.denominator) for r in cs.ratios}
+            out.append("")
+            for num, den in sorted(pairs):
+                out.append("> " + text(_msg("ratio.direction", num=num, den=den), lang))
+            out.append("")
+    if view.findings:
+        n += 1
+        out += [f"### {n}. {L('sec.bands')}", ""]
+        out += ["- " + text(f.text, lang) for f in view.findings]
+        out.append("")
+    if view.class_best:
+        n += 1
+        out += [f"### {n}. {L('sec.class_best')}", ""]
+        rows = [
+            [
+                L(f"class.{cb.workload_class}") + f" ({', '.join(cb.scenarios)})",
+                f"**{_short(view, cb.config)}**" if cb.config else L("value.any"),
+                text(cb.reason, lang),
+            ]
+            for cb in view.class_best
+        ]
+        out += _table([L("col.workload_class"), L("col.best"), L("col.reason")], rows, left=3)
+        out.append("")
+    if view.gaps:
+        n += 1
+        out += [f"### {n}. {L('sec.gaps')}", ""]
+        for g in view.gaps:
+            out += [f"**{g.scenario}**", ""]
+            head = [
+                L("col.concurrency"),
+                L("col.value_of", config=_short(view, g.a), metric=metric),
+                L("col.value_of", config=_short(view, g.b), metric=metric),
+                L("col.gap"),
+            ]
+            rows = [
+                [
+                    str(r.concurrency),
+                    fmt_num(r.a_value, 2, lang),
+                    fmt_num(r.b_value, 2, lang),
+                    text(r.text, lang),
+                ]
+                for r in g.rows
+            ]
+            out += _table(head, rows)
+            if g.summary is not None:
+                out += ["", text(g.summary, lang)]
+            out.append("")
+    if view.anomalies:
+        n += 1
+        out += [f"### {n}. {L('sec.anomalies')}", ""]
+        for a in view.anomalies:
+            out.append(
+                f"- **{a.scenario} c={a.concurrency}** ({L('anomaly.' + a.kind)}): {text(a.evidence, lang)}"
+            )
+        out.append("")
+    if view.crossovers:
+        n += 1
+        out += [f"### {n}. {L('sec.crossovers')}", ""]
+        out += ["- " + text(x.text, lang) for x in view.crossovers if x.text is not None]
+        out.append("")
+    if view.checks:
+        n += 1
+        out += [f"### {n}. {L('sec.checks')}", ""]
+        out += [f"- **{L('check.' + c.severity)}**: {text(c.message, lang)}" for c in view.checks]
+        out.append("")
+    if view.lossless is not None:
+        n += 1
+        ll = view.lossless
+        out += [f"### {n}. {L('sec.lossless')}", ""]
+        url_a, url_b = ([*ll.base_urls, "", ""])[:2]
+        out.append(
+            "- "
+            + text(
+                _msg(
+                    "lossless.summary",
+                    identical=ll.identical,
+                    n=ll.n_prompts,
+                    share=ll.share_identical,
+                    a=url_a,
+                    b=url_b,
+                ),
+                lang,
+            )
+        )
+        for d in ll.divergences[:10]:
+            out.append(
+                "  - "
+                + text(
+                    _msg(
+                        "lossless.divergence",
+                        index=d.index,
+                        token_index=d.token_index,
+                        a_context=d.a_context,
+                        b_context=d.b_context,
+                    ),
+                    lang,
+                )
+            )
+        out.append("")
+    out += ["---", "", f"## {L('sec.recommendations')}", ""]
+    if view.recommendations:
+        out += [f"### {L('sec.recommended_configs')}", ""]
+        out += recommendation_table(view, lang)
+        out.append("")
+    if view.schedule:
+        out += [f"### {L('sec.schedule')}", ""]
+        rows = [
+            [
+                s.scope,
+                _band_range(s.c_low, s.c_high),
+                f"`{_short(view, s.config)}`" if s.config else L("verdict.tie"),
+            ]
+            for s in view.schedule
+        ]
+        out += _table([L("col.scenario"), L("col.concurrency_range"), L("col.recommended")], rows, left=3)
+        out.append("")
+    flags: dict[str, EngineFlags] = {}
+    for rec in view.recommendations:
+        if rec.config and rec.flags is not None and rec.config not in flags:
+            flags[rec.config] = rec.flags
+    if flags:
+        out += [f"### {L('sec.flags')}", ""]
+        for cfg, f in flags.items():
+            out.append(f"- **{cfg}**")
+            if f.measured:
+                out.append(f"  - measured: `{f.measured}`")
+            if f.vllm:
+                out.append(f"  - vLLM: `{f.vllm}`")
+            if f.sglang:
+                out.append(f"  - SGLang: `{f.sglang}`")
+        out.append("")
+    if view.next_steps:
+        out += [f"### {L('sec.next_steps')}", ""]
+        out += [f"{i}. {text(m, lang)}" for i, m in enumerate(view.next_steps, 1)]
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _msg(key: str, **args: Any) -> Msg:
+    return Msg(key=key, args=args)
