@@ -44,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ft.add_argument("--spec-method", help="spec method of the written profile")
     ft.add_argument("--model-name", help="served model id of the written profile")
     ft.add_argument("--draft-steps", type=int, help="drafter passes per step (chain drafters like EAGLE)")
+    ft.add_argument("--admit-delay-steps", help="candidate admit_delay_steps, e.g. 0,1,2,3,4 (best is kept)")
     ft.add_argument("--seed", type=int, default=0)
     ft.set_defaults(func=_fit)
 

@@ -3,7 +3,8 @@
 One implementation behind ``sim serve`` (driven by the wall clock) and ``sim predict`` (virtual time).
 Each call to :meth:`Engine.step` is one engine iteration:
 
-1. admit waiting requests (FIFO) while the running batch has room (``max_batch``) and the KV cache
+1. admit waiting requests (FIFO; a request is admissible ``admit_delay_steps`` iterations after it
+   arrived, which models the server's input pipeline) while the running batch has room (``max_batch``) and the KV cache
    can reserve ``prompt + max_tokens + k`` tokens for them (reservation, so no preemption is needed);
 2. chunked prefill: up to ``prefill_chunk`` prompt tokens, oldest admitted request first; a request
    whose prefill completes emits its first output token at the end of this iteration;
@@ -18,6 +19,7 @@ every timing metric is linear in them (``sim fit`` uses that).
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -81,6 +83,7 @@ class _Req:
     prompt: int
     max_tokens: int
     arrival: float
+    ready_step: int = 0
     prefilled: int = 0
     reserved: int = 0
 
@@ -127,7 +130,8 @@ class Engine:
                 f"(prompt {prompt_tokens} + max_tokens {max_tokens} + k {self.k}); "
                 f"the engine holds {self.profile.kv_tokens}"
             )
-        self._waiting.append(_Req(rid, max(1, int(prompt_tokens)), int(max_tokens), self.now))
+        ready = self.counters.steps + self.profile.admit_delay_steps
+        self._waiting.append(_Req(rid, max(1, int(prompt_tokens)), int(max_tokens), self.now, ready))
         self._where[rid] = "w"
         self.counters.requests_waiting = len(self._waiting)
 
@@ -192,6 +196,8 @@ class Engine:
         admitted: list[Hashable] = []
         while self._waiting and len(self._prefilling) + self._n < p.max_batch:
             r = self._waiting[0]
+            if r.ready_step > c.steps:
+                break
             need = self.kv_need(r.prompt, r.max_tokens)
             if self._kv_reserved + need > p.kv_tokens:
                 break
@@ -236,12 +242,14 @@ class Engine:
         # 3. chunked prefill (requests finishing prefill join the decoding set after this step)
         budget = p.prefill_chunk
         prefill_tokens = 0
+        attn = 0  # sum over chunks of chunk * (context after the chunk): attention is per sequence
         completed = 0
         for r in self._prefilling:
             if budget <= 0:
                 break
             take = min(budget, r.prompt - r.prefilled)
             r.prefilled += take
+            attn += take * r.prefilled
             budget -= take
             prefill_tokens += take
             if r.prefilled == r.prompt:
@@ -270,10 +278,11 @@ class Engine:
             float(verified),
             ctx_sum / 1000.0,
             float(prefill_tokens),
-            prefill_tokens * prefill_tokens / 1000.0,
+            attn / 1000.0,
             1.0 if admitted else 0.0,
             1.0 if verified > p.graph_cap else 0.0,
             float(p.draft_steps) if n else 0.0,
+            1.0 - math.exp(-verified / p.moe_n0),
         )
         t_ms = sum(a * b for a, b in zip(self._theta, feats, strict=False))
         self.now = start + t_ms / 1000.0

@@ -2,11 +2,12 @@
 
 A profile is a data file (YAML) shipped in ``specsweep/sim/profiles/`` or anywhere on disk; ``sim fit``
 writes them, ``sim serve`` and ``sim predict`` read them. Iteration time (ms) of one engine step with
-B sequences decoding, N = B*(k+1) verified tokens, sum_ctx the summed context of those sequences and I
-new prompt tokens prefilled in the step (see docs/simulator.md)::
+B sequences decoding, N = B*(k+1) verified tokens, sum_ctx the summed context of those sequences, I
+new prompt tokens prefilled in the step and A = sum over the prefilled chunks of chunk * (context after
+the chunk) (attention is per sequence; one whole prompt of I tokens gives A = I^2) (docs/simulator.md)::
 
-    T = t0 + c_tok*N + c_kv*sum_ctx/1000 + p*I + p2*I^2/1000 + admit*[step admits]
-        + cliff*[N > graph_cap] + draft_step*draft_steps*[B > 0]
+    T = t0 + c_tok*N + c_kv*sum_ctx/1000 + p*I + p2*A/1000 + admit*[step admits]
+        + cliff*[N > graph_cap] + draft_step*draft_steps*[B > 0] + moe*(1 - exp(-N/moe_n0))
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ COST_PARAMS = (
     "admit_ms",
     "cliff_ms",
     "draft_step_ms",
+    "moe_ms",
 )
 
 
@@ -50,11 +52,17 @@ class Profile(BaseModel):
     c_tok_ms: float = Field(default=0.02, ge=0)
     c_kv_ms: float = Field(default=0.0, ge=0)  # per 1000 context tokens of each decoding sequence
     prefill_ms_per_tok: float = Field(default=0.01, ge=0)
-    prefill_ms_per_tok2: float = Field(default=0.0, ge=0)  # times I^2/1000
+    prefill_ms_per_tok2: float = Field(default=0.0, ge=0)  # times A/1000 (A = I^2 for one prompt)
     admit_ms: float = Field(default=0.0, ge=0)
     cliff_ms: float = Field(default=0.0, ge=0)
     graph_cap: int = Field(default=512, ge=1)  # CUDA-graph capture limit (tokens per step)
     draft_step_ms: float = Field(default=0.0, ge=0)
+    # MoE expert loading: a step's distinct experts grow as 1 - exp(-N / moe_n0) and saturate
+    moe_ms: float = Field(default=0.0, ge=0)
+    moe_n0: float = Field(default=32.0, gt=0)
+    # a request becomes admissible only after this many engine iterations (the server's input
+    # pipeline: API server -> scheduler); an engine with only such requests runs empty iterations (t0)
+    admit_delay_steps: int = Field(default=0, ge=0, le=1000)
     # limits
     max_batch: int = Field(default=256, ge=1)  # running sequences (vLLM max_num_seqs)
     kv_tokens: int = Field(default=1_000_000, ge=1)  # KV-cache capacity in tokens
