@@ -1,0 +1,226 @@
+"""The reference reports' data through `specsweep import` and `specsweep report`: every number of the
+two hand-written reports must come out, in both languages, as Markdown and JSON; plus the verdicts,
+anomalies and crossovers issue 6 asks for on that data, and golden Markdown files."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from reference_seed import CONFIGS, import_args, write_jsonl
+
+from specsweep.cli import main
+
+GOLDEN = Path(__file__).with_name("golden")
+
+# Every improvement % of both reference reports ("提升" columns).
+SWEEP_GAINS = [
+    "9.20%", "6.30%", "32.90%", "6.89%", "1.92%", "0.89%", "19.22%", "3.65%", "12.49%", "17.49%", "11.40%",
+    "7.44%", "22.84%", "7.52%", "4.75%", "1.90%", "24.39%", "31.40%",
+]  # fmt: skip
+COMPARE_GAINS = [
+    "301.18%", "343.95%", "317.08%", "236.24%", "114.23%", "132.43%", "157.65%", "141.60%", "138.24%",
+    "112.99%", "498.95%", "196.86%", "207.35%", "330.82%", "106.67%", "181.99%", "172.49%", "126.15%",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def results(reference_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("golden")
+    files = write_jsonl(reference_dir, base / "src")
+    out = base / "results"
+    for label, _m, _p, _f in CONFIGS:
+        assert main(import_args(label, files[label], out)) == 0
+    return out
+
+
+def _report(results: Path, tmp: Path, kind: str, lang: str, fmt: str) -> str:
+    out = tmp / f"{kind}.{lang}.{fmt}"
+    args = ["report", str(results), "--kind", kind, "--lang", lang, "--format", fmt, "-o", str(out)]
+    if kind == "sweep":
+        args += ["--method", "dspark"]
+    assert main(args) == 0
+    return out.read_text(encoding="utf-8")
+
+
+def _md_table_rows(md: str, first_header: str) -> list[list[str]]:
+    lines = md.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| " + first_header))
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in line.strip("|").split("|")])
+    return rows
+
+
+def _tables(md: str) -> list[tuple[list[str], list[list[str]]]]:
+    """Every Markdown table: (header, rows)."""
+    out = []
+    lines = md.splitlines()
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith("|") and i + 1 < len(lines) and set(lines[i + 1]) <= set("|-: "):
+            head = [c.strip() for c in lines[i].strip().strip("|").split("|")]
+            rows = []
+            j = i + 2
+            while j < len(lines) and lines[j].startswith("|"):
+                rows.append([c.strip() for c in lines[j].strip().strip("|").split("|")])
+                j += 1
+            out.append((head, rows))
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def _core_rows(md: str) -> dict[tuple[str, str, str], dict[str, str]]:
+    head, rows = next(
+        t for t in _tables(md) if t[0][:2] == ["Scenario", "Concurrency"] and "Mean E2E(ms)" in t[0]
+    )
+    return {(r[0], r[1], r[2]): dict(zip(head, r, strict=True)) for r in rows}
+
+
+def _assert_core_matches(ours_md: str, reference: Path) -> None:
+    ref = _core_rows(reference.read_text(encoding="utf-8"))
+    ours = _core_rows(ours_md)
+    assert set(ours) == set(ref)
+    for key, row in ref.items():
+        for col, val in row.items():
+            assert ours[key][col] == val, (key, col)
+
+
+def _winner_rows(md: str) -> dict[tuple[str, str], dict[str, str]]:
+    head, rows = next(
+        t
+        for t in _tables(md)
+        if t[0][:2] == ["Scenario", "Concurrency"] and any(h.startswith("Winner") for h in t[0])
+    )
+    return {(r[0], r[1]): dict(zip(head, r, strict=True)) for r in rows}
+
+
+def _assert_winners_match(ours_md: str, reference: Path, lang: str) -> None:
+    ref = _winner_rows(reference.read_text(encoding="utf-8"))
+    ours = _winner_rows(ours_md)
+    assert set(ours) == set(ref)
+    gain = "提升" if lang == "zh" else "Gain"
+    for key, row in ref.items():
+        o = ours[key]
+        assert o[gain] == row["提升"], key
+        for col, val in row.items():
+            if col.endswith("Total tok/s") and not col.startswith("Winner"):
+                assert o[col] == val, (key, col)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_sweep_markdown_has_every_reference_number(
+    results: Path, tmp_path: Path, reference_dir: Path, lang: str
+) -> None:
+    md = _report(results, tmp_path, "sweep", lang, "md")
+    ref = reference_dir / "report-dspark-spec-tokens.zh.md"
+    _assert_core_matches(md, ref)
+    _assert_winners_match(md, ref, lang)
+    winners = _winner_rows(md)
+    assert [w["提升" if lang == "zh" else "Gain"] for w in winners.values()] == SWEEP_GAINS
+    tie = "持平" if lang == "zh" else "tie"
+    col = "Winner (Total tok/s)"
+    assert winners[("chat_standard", "64")][col] == tie  # 0.89%: within the noise floor
+    assert winners[("stress_standard", "128")][col] == "st=3"
+    assert winners[("chat_short", "1")][col] == "st=5"
+    # the gap table as concurrency rises (stress_standard) and the findings' headline numbers
+    gap = next(rows for head, rows in _tables(md) if head[-1] in ("差距", "Gap") and rows[0][0] == "64")
+    assert [r[:3] for r in gap] == [
+        ["64", "15225.66", "14942.17"],
+        ["96", "24069.73", "19349.55"],
+        ["128", "29828.36", "22700.92"],
+    ]
+    assert (
+        "24.4%" in gap[1][3]
+        and "31.4%" in gap[2][3]
+        and gap[0][3].startswith("基本持平" if lang == "zh" else "even")
+    )
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_compare_markdown_has_every_reference_number(
+    results: Path, tmp_path: Path, reference_dir: Path, lang: str
+) -> None:
+    md = _report(results, tmp_path, "compare", lang, "md")
+    ref = reference_dir / "report-dspark-vs-eagle.zh.md"
+    _assert_core_matches(md, ref)
+    _assert_winners_match(md, ref, lang)
+    winners = _winner_rows(md)
+    assert [w["提升" if lang == "zh" else "Gain"] for w in winners.values()] == COMPARE_GAINS
+    ref_winners = _winner_rows(ref.read_text(encoding="utf-8"))
+    assert {k: w["Winner"] for k, w in winners.items()} == {k: w["Winner"] for k, w in ref_winners.items()}
+    if lang == "zh":
+        assert "对比点数：18" in md
+        assert "DSpark 胜出：18 个" in md
+        assert "EAGLE 胜出：0 个" in md
+        assert "平均 Mean E2E 比值（EAGLE / DSpark）：3.09" in md
+        assert "平均 Mean TPOT 比值（EAGLE / DSpark）：3.21" in md
+        assert "平均 Mean TTFT 比值（EAGLE / DSpark）：1.81" in md
+        assert "比值 < 1 表示 EAGLE 更快；> 1 表示 DSpark 更快" in md
+    else:
+        assert "Cells compared: 18" in md
+        assert "DSpark wins: 18" in md and "EAGLE wins: 0" in md
+        for metric, ratio in (("E2E", "3.09"), ("TPOT", "3.21"), ("TTFT", "1.81")):
+            assert f"Average Mean {metric} ratio (EAGLE / DSpark): {ratio}" in md
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_json_views(results: Path, tmp_path: Path, lang: str) -> None:
+    sweep = json.loads(_report(results, tmp_path, "sweep", lang, "json"))
+    comp = json.loads(_report(results, tmp_path, "compare", lang, "json"))
+    gains = [f"{w['gain'] * 100:.2f}%" for w in sweep["winners"]]
+    assert gains == SWEEP_GAINS
+    assert [f"{w['gain'] * 100:.2f}%" for w in comp["winners"]] == COMPARE_GAINS
+    assert comp["compare"]["win_counts"] == {"DSpark": 18, "EAGLE": 0}
+    ratios = {r["metric"]: round(r["mean_ratio"], 2) for r in comp["compare"]["ratios"]}
+    assert ratios == {"mean_e2e_latency_ms": 3.09, "mean_tpot_ms": 3.21, "mean_ttft_ms": 1.81}
+
+    # issue 6 on the reference data
+    v = next(v for v in sweep["verdicts"] if (v["scenario"], v["concurrency"]) == ("chat_standard", 64))
+    assert v["verdict"] == "tie" and v["basis"] == "default_floor"
+    assert round(v["effect"], 4) == round(15680.46 / 15542.80 - 1, 4)
+    assert v["ci_low"] < 0 < v["ci_high"]
+    assert sweep["noise"]["source"] == "default" and sweep["noise"]["floor"] == 0.05
+    kinds = {(a["scenario"], a["concurrency"], a["kind"]) for a in sweep["anomalies"]}
+    assert ("chat_short", 16, "trend_outlier") in kinds
+    assert ("long_context_probe", 4, "prefix_cache") in kinds
+    assert len(sweep["anomalies"]) == 2  # nothing else on this data is flagged
+    x = [c for c in sweep["crossovers"] if c["scenario"] == "stress_standard"]
+    assert len(x) == 1
+    assert x[0]["low"] == 64 and x[0]["high"] == 96 and 64 <= x[0]["concurrency"] <= 96
+    assert {x[0]["a"], x[0]["b"]} == {"DSpark(st=3)", "DSpark(st=5)"}
+    checks = {c["kind"] for c in sweep["checks"]}
+    assert {"cuda_graph_cap", "below_block_size", "single_run"} <= checks
+    cap = next(c for c in sweep["checks"] if c["kind"] == "cuda_graph_cap")
+    assert cap["configs"] == ["DSpark(st=5)"] and cap["message"]["args"]["threshold"] == 86
+    recs = {(r["workload_class"], r["band"]): r for r in sweep["recommendations"]}
+    assert recs[("chat", "high")]["config"] == "DSpark(st=3)"
+    assert recs[("long_context", "low")]["config"] == "DSpark(st=5)"
+    assert recs[("chat", "mid")]["config"] is None  # all ties at c=64
+    assert "num_speculative_tokens" in recs[("chat", "high")]["flags"]["vllm"]
+
+
+def _normalise(md: str, results: Path) -> str:
+    md = md.replace(str(results), "RESULTS")
+    return re.sub(r"-\d{8}-\d{6}(-\d+)?", "-STAMP", md)
+
+
+@pytest.mark.parametrize("kind", ["sweep", "compare"])
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_markdown_golden_files(results: Path, tmp_path: Path, kind: str, lang: str) -> None:
+    md = _normalise(_report(results, tmp_path, kind, lang, "md"), results)
+    path = GOLDEN / f"reference-{kind}.{lang}.md"
+    if os.environ.get("SPECSWEEP_UPDATE_GOLDEN") or not path.exists():
+        path.write_text(md, encoding="utf-8")
+        if not os.environ.get("SPECSWEEP_UPDATE_GOLDEN"):
+            pytest.skip(f"golden file {path.name} created; rerun")
+    assert md == path.read_text(encoding="utf-8"), (
+        f"{path.name} differs (SPECSWEEP_UPDATE_GOLDEN=1 to accept)"
+    )
