@@ -135,6 +135,11 @@ def run_problems(t: Table) -> list[AnomalyData]:
             kinds: Counter[str] = Counter()
             for recs in d.records:
                 kinds.update(r.error_kind for r in recs if r.error_kind and not r.is_warmup)
+            if not kinds:
+                for r in d.ok + d.bad:
+                    ebk = r.get("errors_by_kind")
+                    if isinstance(ebk, dict):
+                        kinds.update({str(k): int(v) for k, v in ebk.items() if isinstance(v, int)})
             out.append(
                 AnomalyData(
                     s, c, "error_burst", [d.label],

@@ -138,6 +138,8 @@ def load(paths: Sequence[str | Path], *, with_records: bool = True) -> Dataset:
             cell = cells.setdefault((label, scenario, c), CellData(label, scenario, c))
             if str(rd.path) not in cell.run_dirs:
                 cell.run_dirs.append(str(rd.path))
+            if row.get("status", "ok") == "ok" and row.get("completed") == 0:
+                row = {**row, "status": "failed", "error": row.get("error") or "no request completed"}
             if row.get("status", "ok") == "ok":
                 cell.ok.append(row)
                 if with_records and row.get("cell_id") is not None:

@@ -305,8 +305,10 @@ def domain_checks(
     datasets: set[str] = set()
     ignore_eos = False
     for man in manifests:
-        cl = man.get("client") if isinstance(man.get("client"), dict) else {}
-        assert isinstance(cl, dict)
+        cfg = man.get("config") if isinstance(man.get("config"), dict) else {}
+        assert isinstance(cfg, dict)
+        cl = man.get("client") if isinstance(man.get("client"), dict) else cfg.get("client")
+        cl = cl if isinstance(cl, dict) else {}
         if cl.get("ignore_eos"):
             ignore_eos = True
         if cl.get("dataset"):
@@ -317,10 +319,12 @@ def domain_checks(
                 datasets.add(str(r["dataset_name"]))
             if r.get("dataset"):
                 datasets.add(str(r["dataset"]))
+            if r.get("ignore_eos"):
+                ignore_eos = True
     spec_cols = [c.label for c in t.columns if c.method.lower() not in _NO_SPEC]
     if "random-ids" in datasets:
         out.append(CheckData("random_ids", "warn", spec_cols, [], {"dataset": "random-ids"}))
-    if ignore_eos:
+    if ignore_eos and spec_cols:
         out.append(CheckData("ignore_eos", "info", spec_cols, [], {}))
     if noise.source == "default":
         out.append(CheckData("single_run", "info", [], [], {"floor": noise.floor}))

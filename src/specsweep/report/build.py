@@ -44,7 +44,10 @@ def _provenance(ds: Dataset, t: core.Table, now: str | None) -> V.Provenance:
         add(exps, e.get("name") if isinstance(e, dict) else e)
         add(sources, m.get("source") or "run")
         add(tools, m.get("tool_version"))
-        cl = m.get("client") if isinstance(m.get("client"), dict) else {}
+        cfg = m.get("config") if isinstance(m.get("config"), dict) else {}
+        assert isinstance(cfg, dict)
+        cl = m.get("client") if isinstance(m.get("client"), dict) else cfg.get("client")
+        cl = cl if isinstance(cl, dict) else {}
         assert isinstance(cl, dict)
         tool = cl.get("tool") or "specsweep bench"
         be = cl.get("backend")
@@ -70,7 +73,7 @@ def _provenance(ds: Dataset, t: core.Table, now: str | None) -> V.Provenance:
             si = meta.server_info
             argv = si.get("argv") if isinstance(si.get("argv"), list) else []
             backend = si.get("backend") or si.get("launcher") or si.get("kind")
-            model = si.get("model")
+            model = si.get("model") or si.get("model_id")
             versions = si.get("versions") or si.get("version")
             servers.append(
                 V.ServerInfo(
@@ -85,8 +88,17 @@ def _provenance(ds: Dataset, t: core.Table, now: str | None) -> V.Provenance:
             if str(backend or "").startswith("sim"):
                 simulated = True
     for cell in ds.cells.values():
+        if str(cell.run_dirs[0] if cell.run_dirs else "") not in used:
+            continue
         for r in cell.ok[:1]:
             add(datasets, r.get("dataset_name"))
+            if r.get("ignore_eos") is not None:
+                ignore_eos = bool(r["ignore_eos"]) or bool(ignore_eos)
+            if _num(r.get("time_scale")) is not None:
+                simulated, scale = True, _num(r.get("time_scale"))
+            w = r.get("warmup_requests")
+            if isinstance(w, int) and not isinstance(w, bool) and w not in warm:
+                warm.append(w)
     return V.Provenance(
         run_dirs=[str(rd.path) for rd, _m in pairs], experiments=[str(e) for e in exps], sources=sources,
         servers=servers, models=models, backends=backends, clients=clients, warmup=sorted(warm),
