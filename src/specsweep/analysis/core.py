@@ -226,9 +226,12 @@ def build_compare(ds: Dataset, baseline: str | None = None, primary: str = PRIMA
         ]
         if not members:
             continue
-        disp = method_display(ds, m) if len(members) > 1 else members[0]
+        disp = method_display(ds, m)
         params = ds.configs[members[0]].params if len(members) == 1 else {}
         cols.append(Column(disp, disp, m, params, members))
+    if len({c.label for c in cols}) < len(cols):  # display names collide: use the method names
+        for col in cols:
+            col.label = col.short = col.method
     if baseline is not None:
         b = ds.configs[baseline]
         cols.append(Column(b.label, b.label, b.method, b.params, [b.label], is_baseline=True))

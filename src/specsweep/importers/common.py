@@ -90,6 +90,8 @@ def _num(obj: dict[str, Any], key: str, file: str, line: int) -> float | None:
     v = obj.get(key)
     if v is None:
         return None
+    if isinstance(v, str) and v.strip().lower() in ("inf", "infinity", "nan"):
+        v = float(v)  # vLLM writes request_rate "inf" as a string
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise DataError(f"expected a number, got {v!r}", file=file, line=line, field=key)
     f = float(v)
