@@ -1,0 +1,90 @@
+"""examples/llamacpp-cpu.yaml and examples/vllm-cpu.yaml: they plan with real speculation flags, and
+the llama.cpp one runs end to end with `specsweep run` (the vLLM one: three 1-2 min starts, not here).
+
+The examples name their paths as ${VAR} from engines.env; expanded() does what the docs tell users.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from specsweep.config import load_experiment
+from specsweep.servers.argv import build_argv
+from tests.engines.helpers import Engines
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+FAKE_ENV = {
+    "LLAMA_SERVER": "/opt/x/llama-server",
+    "TINY_MODEL_GGUF": "/opt/x/tiny.gguf",
+    "TINY_MODEL_HF": "/opt/x/hf",
+    "VLLM_PYTHON": "/opt/x/python",
+}
+
+
+def expanded(name: str, env: dict[str, str], tmp_path: Path) -> Path:
+    text = (EXAMPLES / name).read_text()
+    for k, v in env.items():
+        text = text.replace("${" + k + "}", v)
+    assert "${" not in text, f"{name} references a variable engines.env does not define"
+    out = tmp_path / name
+    out.write_text(text)
+    return out
+
+
+def argvs(path: Path) -> dict[str, list[str]]:
+    _, plan = load_experiment(path)
+    return {cfg.label: build_argv(cfg, 8000) or [] for cfg in plan.configs}
+
+
+def test_llamacpp_example_plans_off_k3_k5(tmp_path: Path) -> None:
+    a = argvs(expanded("llamacpp-cpu.yaml", FAKE_ENV, tmp_path))
+    assert len(a) == 3
+    off = [v for v in a.values() if "--spec-type" not in v]
+    assert len(off) == 1 and off[0][:3] == ["/opt/x/llama-server", "-m", "/opt/x/tiny.gguf"]
+    ks = sorted(v[v.index("--spec-ngram-simple-size-m") + 1] for v in a.values() if "--spec-type" in v)
+    assert ks == ["3", "5"]
+    for v in a.values():
+        assert "--metrics" in v and "--draft-max" not in v  # removed from this llama.cpp
+
+
+def test_vllm_example_plans_off_k3_k5(tmp_path: Path) -> None:
+    a = argvs(expanded("vllm-cpu.yaml", FAKE_ENV, tmp_path))
+    assert len(a) == 3
+    specs = []
+    for v in a.values():
+        assert v[:3] == ["/opt/x/python", "-m", "vllm.entrypoints.openai.api_server"]
+        assert "--enforce-eager" in v
+        if "--speculative-config" in v:
+            specs.append(json.loads(v[v.index("--speculative-config") + 1]))
+    assert sorted(s["num_speculative_tokens"] for s in specs) == [3, 5]
+    assert all(s["method"] == "ngram" and s["prompt_lookup_min"] == 2 for s in specs)
+
+
+@pytest.mark.engine
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_llamacpp_example_runs(engines: Engines, tmp_path: Path) -> None:
+    env = {k: engines.need(k) for k in ("LLAMA_SERVER", "TINY_MODEL_GGUF", "TINY_MODEL_HF")}
+    exp = expanded("llamacpp-cpu.yaml", env, tmp_path)
+    results = tmp_path / "results"
+    cmd = [sys.executable, "-m", "specsweep", "run", str(exp), "--results-dir", str(results), "--quiet"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=540, check=False, env=dict(os.environ))
+    assert p.returncode in (0, 5), f"exit {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
+    lines = [json.loads(x) for f in results.rglob("summary.jsonl") for x in f.read_text().splitlines()]
+    by_label: dict[str, list[dict]] = {}
+    for x in lines:
+        by_label.setdefault(x["label"], []).append(x)
+    assert sorted(by_label) == ["llamacpp-off", "ngram k=3", "ngram k=5"], sorted(by_label)
+    for label, cells in by_label.items():
+        assert len(cells) == 2 and all(c["completed"] == 8 for c in cells), (label, cells)
+        for c in cells:
+            if label == "llamacpp-off":
+                assert not c.get("spec_num_drafts")
+            else:
+                assert c["accept_length"] > 1.5, (label, c)
