@@ -45,10 +45,15 @@ class BenchOutcome:
     invalid_reason: str | None = None  # the client was the bottleneck, etc.
 
 
-def run_bench(cfg: BenchConfig) -> BenchOutcome:
-    """Run one benchmark synchronously (owns its event loop)."""
+def run_bench(cfg: BenchConfig, *, ray_address: str | None = None) -> BenchOutcome:
+    """Run one benchmark synchronously (owns its event loop); ``workers > 1`` splits the load over
+    that many client processes (specsweep.client.multiworker)."""
     import asyncio
 
+    if cfg.workers > 1:
+        from specsweep.client.multiworker import run_multiworker
+
+        return run_multiworker(cfg, ray_address=ray_address)
     from specsweep.client.runner import run_bench_async
 
     return asyncio.run(run_bench_async(cfg))

@@ -58,6 +58,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     load.add_argument("--seed", type=int, default=1)
     load.add_argument("--repeats", type=int, default=1, help="run the same benchmark N times")
     load.add_argument("--request-timeout", type=float, default=600.0, help="seconds per request")
+    load.add_argument("--workers", type=int, default=1, help="client processes sharing the load")
+    load.add_argument("--ray-address", help="with --workers: run the workers as Ray actors on this cluster")
     req = p.add_argument_group("requests")
     req.add_argument("--extra-request-body", help="JSON object merged into every request body")
     req.add_argument("--temperature", type=float, default=0.0)
@@ -116,7 +118,7 @@ def build_config(args: argparse.Namespace) -> object:
             raise UsageError(f"--extra-request-body is not JSON: {args.extra_request_body!r}") from e
         if not isinstance(extra, dict):
             raise UsageError(f"--extra-request-body must be a JSON object, got {args.extra_request_body!r}")
-    for name in ("num_prompts", "max_concurrency", "repeats"):
+    for name in ("num_prompts", "max_concurrency", "repeats", "workers"):
         v = getattr(args, name)
         if v is not None and v <= 0:
             raise UsageError(f"--{name.replace('_', '-')} must be > 0, got {v}")
@@ -135,6 +137,7 @@ def build_config(args: argparse.Namespace) -> object:
         seed=args.seed, extra_request_body=extra, goodput=parse_goodput(args.goodput), tag=args.tag,
         ignore_eos=args.ignore_eos, temperature=args.temperature, request_timeout_s=args.request_timeout,
         keep_text=args.keep_text, repeats=args.repeats, scrape_metrics=not args.disable_spec_metrics,
+        workers=args.workers,
         quiet=args.quiet,
     )  # fmt: skip
 
@@ -159,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     assert isinstance(cfg, BenchConfig)
     status = 0
     for rep in range(cfg.repeats):
-        outcome = run_bench(cfg)
+        outcome = run_bench(cfg, ray_address=args.ray_address)
         res = outcome.result
         res["repeat"] = rep
         if not args.quiet:
