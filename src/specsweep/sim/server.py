@@ -5,8 +5,8 @@ One task drives the engine: while requests are pending it takes ``step = engine.
 writes every emission of the step to its stream in one pass, straight to the socket (pre-encoded bytes,
 HTTP chunked framing, no per-chunk await). While idle it waits for an arrival and moves the engine's
 virtual clock to the arrival's time. Asyncio timers wake up 1-2 ms late (epoll has millisecond timeouts),
-so the driver sleeps until a margin before the deadline and spins the rest; the margin follows the
-lateness of recent wake-ups (at most ``spin_s``).
+so the driver sleeps until a margin before the deadline and polls the loop for the rest; the margin
+follows the lateness of recent wake-ups (at most ``spin_s``).
 
 Endpoints (shapes as vLLM / SGLang write them; see ``wire.py``)::
 
@@ -88,12 +88,18 @@ class SimConfig:
     faults: Faults = field(default_factory=Faults)
     served_model_name: str | None = None
     max_model_len: int = DEFAULT_MAX_MODEL_LEN
-    spin_s: float = 0.004  # at most this long busy-waiting before each deadline (asyncio timers are ~1 ms coarse)
+    spin_s: float = (
+        0.004  # at most this long busy-waiting before each deadline (asyncio timers are ~1 ms coarse)
+    )
     on_crash: Callable[[], None] | None = None  # default: drop every connection and stop serving
 
     @property
     def model_name(self) -> str:
         return self.served_model_name or self.profile.model_name
+
+
+# flags of a prepared emission
+_FINISHED, _NONSTREAM, _HOLD, _DISCONNECT = 1, 2, 4, 8
 
 
 class _Req:
@@ -263,6 +269,7 @@ class SimServer:
             if step is None:
                 continue
             target = self.wall0 + step.end / self._scale
+            prepared = self._prepare(step, target)
             spin = min(max_spin, max(wake_late) + 0.0003)
             delay = target - clock()
             if delay > spin:
@@ -270,18 +277,16 @@ class SimServer:
                 wake_late.append(clock() - (target - spin))
             else:
                 await asyncio.sleep(0)  # behind schedule: still let arrivals in
-            while clock() < target:
-                pass
-            self._dispatch(step, target)
+            while clock() < target:  # poll the loop (not a blind spin): arrivals and readers keep running
+                await asyncio.sleep(0)
+            self._emit(prepared, target)
 
-    def _dispatch(self, step: Step, target: float) -> None:
-        """Write every emission of one step: one socket write per stream, bookkeeping afterwards."""
+    def _prepare(self, step: Step, target: float) -> list[tuple[_Req, bytes, int, int]]:
+        """Encode every emission of a step ahead of its deadline: (request, HTTP chunk frame, tokens, flags)."""
         reqs = self._reqs
         words = self._words
-        mono = time.monotonic_ns
         sched_ns = int(target * 1e9)
-        finished: list[_Req] = []
-        lost: list[_Req] = []
+        out: list[tuple[_Req, bytes, int, int]] = []
         for em in step.emissions:
             req = reqs.get(em.rid)  # type: ignore[call-overload]
             if req is None:
@@ -292,53 +297,75 @@ class SimServer:
             req.n_out += n
             if not em.first:
                 req.verify_ct += 1
+            flags = _FINISHED if em.finished else 0
             if not req.stream:
                 req.ids.extend(idx)
-                if em.finished:
-                    finished.append(req)
-                continue
-            t = req.transport
-            if t is None or t.is_closing():
-                lost.append(req)
+                out.append((req, b"", n, flags | _NONSTREAM))
                 continue
             text = b"".join([words[i] for i in idx])
             fr = req.finish_reason if em.finished else None
             enc = req.enc
             if req.kind == "gen":
                 enc.add(text, [self._word_ids[i] for i in idx])
-                e2e = (time.monotonic_ns() - req.arrival_mono_ns) / 1e9 if em.finished else None
+                e2e = (sched_ns - req.arrival_mono_ns) / 1e9 if em.finished else None
                 data = enc.event(req.n_out, req.verify_ct, fr, e2e)
             else:
                 data = enc.chunk(text, req.n_out, fr)
                 if em.first:
                     data = enc.start() + data
             rf = req.faults
-            if rf.malformed and not req.malformed_sent and (req.n_chunks == 1 or em.finished):
-                data = enc.malformed()
-                req.malformed_sent = True
+            if rf.any:
+                if rf.malformed and not req.malformed_sent and (req.n_chunks == 1 or em.finished):
+                    data = enc.malformed()
+                    req.malformed_sent = True
+                if req.stalled or (
+                    rf.stall_after_tokens is not None
+                    and not req.stall_until
+                    and req.n_out - n >= rf.stall_after_tokens
+                ):
+                    req.stalled = True
+                    flags |= _HOLD
+                elif rf.disconnect_after_tokens is not None and req.n_out >= rf.disconnect_after_tokens:
+                    flags |= _DISCONNECT
             if em.finished:
                 data += enc.end(req.n_out) if req.kind != "gen" else enc.end()
             req.n_chunks += 1
-            if req.stalled or (
-                rf.stall_after_tokens is not None
-                and not req.stall_until
-                and req.n_out - n >= rf.stall_after_tokens
-            ):
-                self._hold(req, data, n, sched_ns, em.finished)
+            out.append((req, b"%x\r\n%b\r\n" % (len(data), data), n, flags))
+        return out
+
+    def _emit(self, prepared: list[tuple[_Req, bytes, int, int]], target: float) -> None:
+        """At the deadline: one socket write per stream, in one pass; bookkeeping afterwards."""
+        mono = time.monotonic_ns
+        epoch = time.time_ns
+        sched_ns = int(target * 1e9)
+        finished: list[_Req] = []
+        lost: list[_Req] = []
+        for req, frame, n, flags in prepared:
+            if flags & _NONSTREAM:
+                if flags & _FINISHED:
+                    finished.append(req)
                 continue
-            t.write(b"%x\r\n%b\r\n" % (len(data), data))
+            t = req.transport
+            if t is None or t.is_closing():
+                lost.append(req)
+                continue
+            if flags & _HOLD and req.stalled:  # (a stall released since prepare: write as usual)
+                self._hold(req, frame, n, sched_ns, bool(flags & _FINISHED))
+                continue
+            t.write(frame)
             if req.truth is not None:
-                req.truth.append((mono(), time.time_ns(), sched_ns, n))
-            if em.finished:
+                req.truth.append((mono(), epoch(), sched_ns, n))
+            if flags & _FINISHED:
                 finished.append(req)
-            elif rf.disconnect_after_tokens is not None and req.n_out >= rf.disconnect_after_tokens:
+            elif flags & _DISCONNECT:
                 req.disconnected = True
                 t.close()
                 lost.append(req)
         for req in lost:
-            self.engine.abort(req.rid)
-            req.finish_reason = "abort"
-            self._finish(req)
+            if req.rid in self._reqs:
+                self.engine.abort(req.rid)
+                req.finish_reason = "abort"
+                self._finish(req)
         for req in finished:
             self._finish(req)
         self._flush_truth()
@@ -349,8 +376,7 @@ class SimServer:
         req.held.append(data)
         if req.truth is not None:
             req.truth.append((0, 0, sched_ns, n))  # write time filled in on release
-        if not req.stalled and not req.stall_until:
-            req.stalled = True
+        if not req.stall_until:
             req.stall_until = self._loop.time() + self.cfg.faults.stall_s
             self._loop.call_at(req.stall_until, self._release, req)
         if finished:
@@ -367,8 +393,7 @@ class SimServer:
             self._finish(req)
             return
         now_m, now_e = time.monotonic_ns(), time.time_ns()
-        for d in chunks:
-            t.write(b"%x\r\n%b\r\n" % (len(d), d))
+        t.write(b"".join(chunks))
         if req.truth is not None:
             req.truth[:] = [(m or now_m, e or now_e, s, n) for m, e, s, n in req.truth]
         if ended:
