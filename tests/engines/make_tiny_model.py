@@ -255,7 +255,7 @@ def write_gguf(path: Path, tok, w: dict[str, np.ndarray]) -> None:
     g.add_vocab_size(len(tokens))
     g.add_file_type(gguf.LlamaFileType.ALL_F32)
     g.add_tokenizer_model("gpt2")
-    g.add_tokenizer_pre("gpt2")
+    g.add_tokenizer_pre("gpt-2")  # llama.cpp's name for the GPT-2 regex (HF ByteLevel)
     g.add_token_list(tokens)
     g.add_token_types(types)
     g.add_token_merges(merges)
