@@ -243,6 +243,9 @@ class ServerSpec(_Model):
     health_path: str = "/health"
     ready_generate: bool = True  # readiness includes one real short generation
     ready_timeout_s: float | None = Field(default=None, gt=0)  # overrides timeouts.ready_s
+    # --executor ray: custom Ray resources per launch, e.g. {h200: 1}; GPU / CPU override the
+    # derived demand (GPUs = tp x pp; CPUs = client workers). See docs/scale.md.
+    resources: dict[str, float] = Field(default_factory=dict)
 
     @field_validator("name")
     @classmethod
@@ -331,6 +334,16 @@ class Workload(_Model):
         return default_num_prompts(concurrency)
 
 
+class ReportOptions(_Model):
+    """The reports written at the end of a run (report.md, report.html) by specsweep.report."""
+
+    enabled: bool = True
+    kind: Literal["auto", "sweep", "compare"] = "auto"  # auto: compare when several methods
+    lang: Literal["en", "zh"] = "en"
+    baseline: str | None = None  # label of a config without speculation
+    formats: list[Literal["md", "html"]] = Field(default_factory=lambda: ["md", "html"])  # type: ignore[arg-type]
+
+
 class Experiment(_Model):
     name: str
     description: str = ""
@@ -343,6 +356,7 @@ class Experiment(_Model):
     timeouts: Timeouts = Field(default_factory=Timeouts)
     cooldown_s: float = Field(default=0.0, ge=0)  # pause between cells
     max_restarts: int = Field(default=3, ge=0)  # per config: server restarts after it died
+    report: ReportOptions = Field(default_factory=ReportOptions)
 
     @field_validator("name")
     @classmethod

@@ -96,7 +96,14 @@ def _noop(event: str, data: dict[str, Any]) -> None:
 def default_bench_fn() -> BenchFn:
     from specsweep.client.runner import run_bench_async
 
-    return run_bench_async
+    async def bench(cfg: BenchConfig) -> BenchOutcome:
+        if cfg.workers > 1:  # client.workers: the load split over processes (client/multiworker.py)
+            from specsweep.client.multiworker import run_multiworker_async
+
+            return await run_multiworker_async(cfg)
+        return await run_bench_async(cfg)
+
+    return bench
 
 
 # ---- one cell ----------------------------------------------------------------------------------
@@ -415,13 +422,20 @@ def execute(
     observer: Observer = _noop,
     executor: str = "local",
     reports: bool = True,
+    executor_options: dict[str, Any] | None = None,
 ) -> RunOutcome:
     """Run every unfinished cell of ``plan`` into ``run_dir``. KeyboardInterrupt propagates after
-    teardown, with the manifest marked ``interrupted``."""
-    if executor != "local":
-        raise ConfigError(f"unknown executor {executor!r}; expected one of: local")
+    teardown, with the manifest marked ``interrupted``. ``executor="ray"``: configurations run as
+    Ray tasks (specsweep.executors.ray_executor; ``executor_options``: address, max_parallel, ...)."""
+    if executor not in ("local", "ray"):
+        raise ConfigError(f"unknown executor {executor!r}; expected one of: local, ray")
+    if executor == "ray":  # MissingDependency before the run dir is touched
+        from specsweep.executors.ray_executor import import_ray
+
+        import_ray()
     finished = run_dir.finished()
-    inv = {"started_at": now_iso(), "resumed": bool(finished), "ended_at": None, "status": "running"}
+    inv = {"started_at": now_iso(), "resumed": bool(finished), "ended_at": None, "status": "running",
+           "executor": executor}  # fmt: skip
     invocations = [*list(run_dir.manifest.get("invocations") or []), inv]
     run_dir.update_manifest(status="running", ended_at=None, invocations=invocations)
     sink = RunDirSink(run_dir)
@@ -435,7 +449,12 @@ def execute(
     status = "interrupted"
     try:
         with _sigterm_as_interrupt():
-            for cfg in plan.configs:
+            if executor == "ray":
+                from specsweep.executors.ray_executor import run_configs
+
+                rows += run_configs(plan, run_dir, finished, bench_fn=bench_fn, observer=observer,
+                                    **(executor_options or {}))  # fmt: skip
+            for cfg in plan.configs if executor == "local" else []:
                 job = ConfigJob(cfg, plan.cells[cfg.label], plan, run_dir.path, finished)
                 rows += run_config(job, sink, bench_fn=bench_fn, observer=observer)
         status = "finished"
@@ -447,7 +466,7 @@ def execute(
     for r in rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     if reports:
-        write_reports(run_dir)
+        write_reports(run_dir, plan)
     observer("run_end", {"counts": counts, "run_dir": run_dir.path})
     return RunOutcome(run_dir, rows, counts)
 
@@ -469,44 +488,59 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, old)
 
 
-def write_reports(run_dir: RunDir) -> list[Path]:
-    """report.md and report.html through specsweep.report, when that library is available."""
-    try:
-        from specsweep import report
-    except ImportError:
-        report = None  # type: ignore[assignment]
-    fn = getattr(report, "write_reports", None) if report is not None else None
-    if fn is None:
-        log.info("reports skipped: specsweep.report.write_reports is not available in this build")
+def write_reports(run_dir: RunDir, plan: Plan) -> list[Path]:
+    """report.md / report.html through specsweep.report; a missing or failing report is a logged
+    note, never a lost grid."""
+    opts = plan.experiment.report
+    if not opts.enabled:
         return []
     try:
-        return list(fn(run_dir.path) or [])
-    except Exception as e:  # a report problem must not lose a finished grid
-        log.warning("reports could not be written: %s", e)
+        from specsweep.report import build_view, write_report
+    except ImportError as e:
+        log.info("reports skipped: the report library is not available in this build (%s)", e)
         return []
+    methods = sorted({c.method or "none" for c in plan.configs})
+    kind = opts.kind if opts.kind != "auto" else ("compare" if len(methods) > 1 else "sweep")
+    method = plan.configs[0].method if kind == "sweep" else None
+    try:
+        view = build_view([run_dir.path], kind, method=method, baseline=opts.baseline)
+    except Exception as e:  # e.g. no ok cell to analyse
+        log.warning("reports skipped: %s", e)
+        return []
+    written = []
+    for fmt in opts.formats:
+        try:
+            written.append(write_report(view, run_dir.path / f"report.{fmt}", fmt=fmt, lang=opts.lang))
+        except Exception as e:
+            log.warning("report.%s not written: %s", fmt, e)
+    return written
 
 
 # ---- dry run -----------------------------------------------------------------------------------
-STARTUP_GUESS_S = {"sim": 3.0, "url": 0.0, "command": 180.0, "vllm": 180.0, "sglang": 180.0, "llamacpp": 30.0}
-TPOT_GUESS_MS = {"sim": 15.0, "url": 20.0, "command": 20.0, "vllm": 20.0, "sglang": 20.0, "llamacpp": 40.0}
+STARTUP_GUESS_S = {"sim": 3.0, "url": 0.0, "command": 300.0, "vllm": 300.0, "sglang": 300.0, "llamacpp": 30.0}
+# TPOT at concurrency 1 (ms); it grows with load as (1 + c/16): close to the reference reports'
+# DSpark/EAGLE mix on 8 GPUs (2-7 ms at c=1, 18-47 ms at c=64..128). CPU engines are slower.
+TPOT_GUESS_MS = {"sim": 5.0, "url": 5.0, "command": 5.0, "vllm": 5.0, "sglang": 5.0, "llamacpp": 40.0}
 
 
 def estimate_cell_s(plan: Plan, cfg: ServerConfig, cell: Cell) -> float:
     """A rough closed-loop estimate: rounds x (prefill + mean output x TPOT), TPOT growing with load."""
-    sc = plan.scenarios[cell.scenario]
     from specsweep.workload.lengths import length_bounds
 
+    sc = plan.scenarios[cell.scenario]
     lo, hi = length_bounds(sc.output_len, sc.range_ratio, sc.range_mode)
     ilo, ihi = length_bounds(sc.input_len, sc.range_ratio, sc.range_mode)
     out_mean, in_mean = (lo + hi) / 2, (ilo + ihi) / 2
-    tpot = TPOT_GUESS_MS[cfg.spec.kind] / 1000 * (1 + cell.max_concurrency / 64)
-    per_req = in_mean * 0.0001 + out_mean * tpot
+    tpot = TPOT_GUESS_MS[cfg.spec.kind] / 1000 * (1 + cell.max_concurrency / 16)
+    if cfg.spec.kind == "sim":
+        tpot /= float(cfg.params.get("time_scale", cfg.spec.time_scale or 1.0))
+    per_req = in_mean * 0.00002 * (1 + cell.max_concurrency / 16) + out_mean * tpot
     rounds = math.ceil(cell.num_prompts / cell.max_concurrency)
-    warm = plan.experiment.client.warmup_requests
+    c = plan.experiment.client
     warm_s = (
-        (math.ceil(warm / cell.max_concurrency) * 32 * tpot + plan.experiment.client.warmup_sleep_s)
-        if warm
-        else 0
+        math.ceil(c.warmup_requests / cell.max_concurrency) * 32 * tpot + c.warmup_sleep_s
+        if c.warmup_requests
+        else 0.0
     )
     return rounds * per_req + warm_s + plan.experiment.cooldown_s
 

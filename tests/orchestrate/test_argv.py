@@ -167,10 +167,11 @@ def test_sim_and_url() -> None:
         sys.executable, "-m", "specsweep", "sim", "serve", "--profile", "v4flash-dspark-st3",
         "--host", "127.0.0.1", "--port", "5555", "--time-scale", "0.1",
     ]  # fmt: skip
-    c2 = cfg(name="s", kind="sim", point={"profile": "toy", "time_scale": 0.05, "seed": 3})
+    c2 = cfg(name="s", kind="sim", point={"profile": "toy", "time_scale": 0.05, "seed": 3, "num_steps": 3})
     argv2 = build_argv(c2, 1)
     assert argv2 is not None and argv2[argv2.index("--profile") + 1] == "toy"
     assert argv2[argv2.index("--time-scale") + 1] == "0.05" and argv2[-2:] == ["--seed", "3"]
+    assert "--num-steps" not in argv2  # describes the profile; the sim takes it from there
     u = cfg(name="u", kind="url", url="http://gpu-box:30000/")
     assert build_argv(u, 1) is None and base_url(u, 0) == "http://gpu-box:30000"
 

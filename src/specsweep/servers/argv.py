@@ -7,6 +7,8 @@ Parameters reach the command line in one of two ways:
    SGLang's and llama.cpp's known speculative keys become their flags, and any other parameter
    becomes ``--kebab-case VALUE`` (``True`` -> the bare flag, ``False`` -> omitted).
    Kind ``command`` maps nothing: every parameter must appear in its ``argv`` template.
+   Kind ``sim`` maps ``profile``, ``time_scale`` and the ``sim serve`` flags in SIM_FLAGS; its other
+   parameters only describe the profile (``spec_tokens: 3`` of ``v4flash-dspark-st3``).
 """
 
 from __future__ import annotations
@@ -143,6 +145,10 @@ def _llamacpp(cfg: ServerConfig, vals: dict[str, Any]) -> list[str]:
     return [*argv, "--metrics", *_flags(_mapped(cfg), LLAMACPP_FLAGS)]
 
 
+# sim serve flags a parameter may set; other sim parameters describe the profile (metadata only).
+SIM_FLAGS = ("seed", "faults", "served_model_name", "max_model_len", "truth")
+
+
 def _sim(cfg: ServerConfig, vals: dict[str, Any]) -> list[str]:
     s = cfg.spec
     mapped = _mapped(cfg)
@@ -154,7 +160,7 @@ def _sim(cfg: ServerConfig, vals: dict[str, Any]) -> list[str]:
     ts = mapped.pop("time_scale", s.time_scale)
     if ts is not None:
         argv += ["--time-scale", str(ts)]
-    return argv + _flags(mapped, {})
+    return argv + _flags({k: v for k, v in mapped.items() if k in SIM_FLAGS}, {})
 
 
 def _command(cfg: ServerConfig, vals: dict[str, Any]) -> list[str]:
