@@ -23,7 +23,7 @@ def test_first_divergence_index_and_context() -> None:
 
 def test_identical_and_prefix_cases() -> None:
     assert first_divergence("a b, c", "a  b , c") is None  # whitespace alone is not a difference
-    i, ca, cb = first_divergence("one two", "one two three")  # type: ignore[misc]
+    i, _ca, cb = first_divergence("one two", "one two three")  # type: ignore[misc]
     assert i == 2 and cb.endswith("three")
 
 
