@@ -1,0 +1,204 @@
+"""Analysis on hand-made run dirs: repeats and A/A noise, missing cells, failures, baselines, records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from specsweep.analysis.recommend import engine_flags
+from specsweep.errors import UsageError
+from specsweep.records import RequestRecord
+from specsweep.report import build_view, render
+from specsweep.report.view import Divergence, LosslessView
+from specsweep.store import RunDir
+
+BASE = {"duration": 10.0, "completed": 100, "failed": 0, "mean_e2e_latency_ms": 1000.0, "mean_ttft_ms": 100.0,
+        "mean_tpot_ms": 10.0, "p99_e2e_latency_ms": 2000.0}  # fmt: skip
+
+
+def row(
+    label: str,
+    method: str,
+    params: dict[str, Any],
+    scenario: str,
+    c: int,
+    thr: float,
+    rep: int = 0,
+    **kw: Any,
+) -> dict[str, Any]:
+    return {
+        **BASE, "total_throughput": thr, "output_throughput": thr / 3, "request_throughput": thr / 300,
+        "cell_id": f"{label}/{scenario}/c{c}", "label": label, "method": method, "params": params, "server": label,
+        "scenario": scenario, "max_concurrency": c, "concurrency": c * 0.9, "repeat": rep, "status": "ok", **kw,
+    }  # fmt: skip
+
+
+def make_run(
+    tmp: Path, name: str, rows: list[dict[str, Any]], manifest: dict[str, Any] | None = None
+) -> RunDir:
+    rd = RunDir.create(tmp, name, {"experiment": name, **(manifest or {})}, "20260101-000000")
+    for r in rows:
+        rd.append_summary(r)
+    return rd
+
+
+K3 = ("DSpark(st=3)", "dspark", {"spec_tokens": 3})
+K5 = ("DSpark(st=5)", "dspark", {"spec_tokens": 5})
+
+
+def test_repeats_give_bootstrap_verdicts_and_cell_intervals(tmp_path: Path) -> None:
+    rows = []
+    for rep, (a, b) in enumerate([(1000, 900), (1010, 905), (995, 898), (1005, 902)]):
+        rows += [row(*K3, "chat_short", 8, a, rep), row(*K5, "chat_short", 8, b, rep)]
+    make_run(tmp_path, "x", rows)
+    v = build_view([tmp_path], "sweep")
+    assert v.noise.source == "repeats" and v.noise.floor < 0.05
+    (ver,) = v.verdicts
+    assert ver.basis == "repeats" and ver.verdict == "a" and ver.ci_low > 0
+    cell = v.cell("chat_short", 8, "DSpark(st=3)")
+    assert cell is not None and cell.repeats == 4 and cell.ci_basis == "repeats"
+    lo, hi = cell.ci["total_throughput"]
+    assert lo <= cell.values["total_throughput"] <= hi  # type: ignore[operator]
+
+
+def test_aa_runs_set_the_noise_floor(tmp_path: Path) -> None:
+    make_run(tmp_path, "a", [row(*K3, "chat_short", 8, 1000), row(*K5, "chat_short", 8, 1025)])
+    make_run(tmp_path, "b", [row(*K3, "chat_short", 8, 1020)])
+    v = build_view([tmp_path], "sweep")
+    assert v.noise.source == "aa" and v.noise.floor == pytest.approx(0.02)
+    (ver,) = v.verdicts
+    assert ver.basis == "aa_floor"
+
+
+def test_missing_cells_are_shown_not_invented(tmp_path: Path) -> None:
+    make_run(
+        tmp_path,
+        "x",
+        [row(*K3, "chat_short", 8, 1000), row(*K5, "chat_short", 8, 1200), row(*K3, "chat_short", 16, 1500)],
+    )
+    v = build_view([tmp_path], "sweep")
+    cell = v.cell("chat_short", 16, "DSpark(st=5)")
+    assert cell is not None and cell.status == "missing" and all(x is None for x in cell.values.values())
+    w16 = next(w for w in v.winners if w.concurrency == 16)
+    assert w16.missing == ["DSpark(st=5)"] and w16.winner is None and w16.gain is None
+    md = render(v, "md", "en")
+    assert "| chat_short | 16 | 5 | missing |" in md
+    assert "缺失" in render(v, "md", "zh")
+
+
+def test_failures_and_invalid_runs_are_anomalies(tmp_path: Path) -> None:
+    make_run(
+        tmp_path, "x",
+        [
+            row(*K3, "chat_short", 8, 1000, failed=7, errors_by_kind={"timeout": 7}),
+            row(*K5, "chat_short", 8, 1100),
+            {**row(*K5, "chat_short", 16, 0), "status": "invalid", "error": "client saturated"},
+            row(*K3, "chat_short", 16, 1000),
+        ],
+    )  # fmt: skip
+    v = build_view([tmp_path], "sweep")
+    kinds = {(a.kind, a.concurrency) for a in v.anomalies}
+    assert ("error_burst", 8) in kinds and ("invalid_run", 16) in kinds
+    burst = next(a for a in v.anomalies if a.kind == "error_burst")
+    assert burst.data["failed"] == 7 and burst.data["kinds"] == {"timeout": 7}
+    assert v.cell("chat_short", 16, "DSpark(st=5)").status == "invalid"  # type: ignore[union-attr]
+    assert "client saturated" in render(v, "md", "en")
+
+
+def test_baseline_crossover_where_speculation_stops_paying(tmp_path: Path) -> None:
+    base = ("no-spec", "none", {})
+    rows = []
+    for c, spec, plain in [(1, 300, 200), (8, 1500, 1100), (32, 4000, 3900), (64, 5000, 6000)]:
+        rows += [row(*K3, "chat_short", c, spec), row(*base, "chat_short", c, plain)]
+    make_run(tmp_path, "x", rows)
+    v = build_view([tmp_path], "sweep", method="dspark", baseline="no-spec")
+    assert v.configs[-1].is_baseline
+    xs = [x for x in v.crossovers if x.kind == "baseline"]
+    assert [(x.low, x.high, x.before, x.after) for x in xs] == [(8, 32, "a", "tie"), (32, 64, "tie", "b")]
+    assert 32 <= xs[1].concurrency <= 64
+    rec = next(r for r in v.recommendations if r.band == "low")
+    assert rec.config == "DSpark(st=3)"
+    assert engine_flags("none", {})["vllm"] == ""
+
+
+def test_three_configs_winner_is_leader_vs_runner_up(tmp_path: Path) -> None:
+    k4 = ("DSpark(st=4)", "dspark", {"spec_tokens": 4})
+    make_run(tmp_path, "x", [row(*K3, "s", 8, 1000), row(*k4, "s", 8, 1300), row(*K5, "s", 8, 1200)])
+    v = build_view([tmp_path], "sweep")
+    assert [c.short for c in v.configs] == ["st=3", "st=4", "st=5"]
+    (w,) = v.winners
+    assert w.leader == "DSpark(st=4)" and w.runner_up == "DSpark(st=5)" and w.winner == "DSpark(st=4)"
+    assert w.gain == pytest.approx(1300 / 1200 - 1)
+    assert len(v.verdicts) == 3
+
+
+def test_min_effect(tmp_path: Path) -> None:
+    make_run(tmp_path, "x", [row(*K3, "s", 8, 1100), row(*K5, "s", 8, 1000)])
+    assert build_view([tmp_path], "sweep").verdicts[0].verdict == "a"
+    assert build_view([tmp_path], "sweep", min_effect=0.2).verdicts[0].verdict == "tie"
+    with pytest.raises(UsageError):
+        build_view([tmp_path], "sweep", min_effect=-1)
+
+
+def _recs(n: int, scale: float) -> list[RequestRecord]:
+    out = []
+    for i in range(n):
+        send = i * 1_000_000
+        chunks = [send + int(scale * (10 + j) * 1_000_000) for j in range(20)]
+        out.append(RequestRecord(index=i, is_warmup=False, worker=0, prompt_len=100, output_len=20, scheduled_ns=send,
+                                 send_ns=send, chunk_ns=chunks, chunk_tokens=[1] * 20, end_ns=chunks[-1], output_tokens=20))  # fmt: skip
+    return out
+
+
+def test_records_give_request_level_intervals(tmp_path: Path) -> None:
+    rd = make_run(tmp_path, "x", [])
+    for (label, method, params), thr, scale in ((K3, 1000, 1.0), (K5, 900, 1.3)):
+        r = row(label, method, params, "s", 8, thr)
+        rd.write_records(r["cell_id"], 0, _recs(30, scale))
+        rd.append_summary(r)
+    v = build_view([tmp_path], "sweep")
+    e2e = next(x for x in v.latency_verdicts if x.metric == "mean_e2e_latency_ms")
+    assert e2e.basis == "requests+default_floor"
+    assert e2e.ci_low <= e2e.effect <= e2e.ci_high
+
+
+def test_sweep_needs_a_method_when_ambiguous(tmp_path: Path) -> None:
+    make_run(tmp_path, "x", [row(*K3, "s", 8, 1000), row("EAGLE", "eagle", {"num_steps": 3}, "s", 8, 900),
+                             row("NG", "ngram", {"k": 2}, "s", 8, 800)])  # fmt: skip
+    with pytest.raises(UsageError, match="--method"):
+        build_view([tmp_path], "sweep")
+    v = build_view([tmp_path], "compare")
+    assert [c.label for c in v.configs] == ["DSpark", "EAGLE", "NG"]
+    assert v.compare is not None and v.compare.win_counts["DSpark"] == 1
+
+
+def test_lossless_section_and_engine_flags(tmp_path: Path) -> None:
+    make_run(
+        tmp_path,
+        "x",
+        [
+            row(*K3, "s", 8, 1000),
+            row("EAGLE", "eagle", {"num_steps": 3, "topk": 1, "draft_tokens": 4}, "s", 8, 500),
+        ],
+    )
+    ll = LosslessView(base_urls=["http://a", "http://b"], n_prompts=4, identical=3, share_identical=0.75,
+                      divergences=[Divergence(index=2, token_index=5, a_context="x y", b_context="x z")])  # fmt: skip
+    v = build_view([tmp_path], "compare", lossless=ll)
+    md = render(v, "md", "en")
+    assert "3 of 4 outputs identical (75.0%)" in md and "token 5" in md
+    f = engine_flags("eagle", {"num_steps": 3, "topk": 1, "draft_tokens": 4})
+    assert (
+        f["sglang"]
+        == "--speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4"
+    )
+    assert '"num_speculative_tokens": 3' in (f["vllm"] or "")
+
+
+def test_json_roundtrip(tmp_path: Path) -> None:
+    from specsweep.report.view import ReportView
+
+    make_run(tmp_path, "x", [row(*K3, "s", 8, 1000), row(*K5, "s", 8, 900)])
+    v = build_view([tmp_path], "sweep", now="2026-01-01T00:00:00Z")
+    assert ReportView.from_json(v.to_json()) == v
