@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import os
 import random
 import signal
@@ -113,6 +114,7 @@ class _Req:
         "enc",
         "endpoint",
         "faults",
+        "faulty",
         "finish_reason",
         "held",
         "ids",
@@ -145,6 +147,7 @@ class _Req:
         self.transport: asyncio.Transport | None = None
         self.done: asyncio.Future[None] | None = None
         self.faults = RequestFaults()
+        self.faulty = False  # any fault drawn for this request (checked per chunk)
         self.ids: list[int] = []  # output word indices (non-stream)
         self.n_out = 0
         self.n_chunks = 0
@@ -313,8 +316,8 @@ class SimServer:
                 data = enc.chunk(text, req.n_out, fr)
                 if em.first:
                     data = enc.start() + data
-            rf = req.faults
-            if rf.any:
+            if req.faulty:
+                rf = req.faults
                 if rf.malformed and not req.malformed_sent and (req.n_chunks == 1 or em.finished):
                     data = enc.malformed()
                     req.malformed_sent = True
@@ -484,6 +487,7 @@ class SimServer:
         req.finish_reason = finish
         req.words = WordStream(key, diverge_at)
         req.faults = rf
+        req.faulty = rf.any
         req.done = self._loop.create_future()
         if self._truth_file is not None:
             req.truth = []
@@ -995,6 +999,10 @@ async def _serve(args: argparse.Namespace, profile: Profile, faults: Faults) -> 
     except OSError as e:
         raise UsageError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}") from None
     holder["h"] = handle
+    # a long-lived server with many small objects: keep the cyclic GC's pauses out of the schedule
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(50_000, 50, 100)
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     sys.stdout.write(f"specsweep-sim listening on {handle.url}\n")

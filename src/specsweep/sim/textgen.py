@@ -28,6 +28,9 @@ EOS_MEAN_TOKENS = 1000.0
 EOS_MIN_TOKENS = 16
 
 
+_RANGE = range(len(generation_words()))
+
+
 @lru_cache(maxsize=1)
 def word_table() -> tuple[tuple[bytes, ...], tuple[int, ...]]:
     """(`" word"` as UTF-8 bytes, the word's built-in tokenizer id) for every generation word."""
@@ -58,30 +61,41 @@ def natural_length(key: int) -> int:
 
 
 class WordStream:
-    """Word indices of one request's output, drawn lazily in order.
+    """Word indices of one request's output, drawn lazily in order, in blocks.
 
     ``key`` seeds the words (the prompt key at temperature 0, a server-drawn value otherwise);
-    ``diverge_at`` (a token position) switches to an unrelated sequence from there on.
+    ``diverge_at`` (a token position) switches to an unrelated sequence from there on. Each position
+    consumes one draw in order, so the sequence does not depend on how it is taken (chunk sizes).
     """
 
-    __slots__ = ("_alt", "_diverge_at", "_n", "_pos", "_rng")
+    __slots__ = ("_alt", "_buf", "_diverge_at", "_filled", "_pos", "_rng")
+
+    BLOCK = 128
 
     def __init__(self, key: int, diverge_at: int | None = None) -> None:
         self._rng = random.Random(key)
         self._alt = random.Random(key ^ 0x5DEECE66D) if diverge_at is not None else None
         self._diverge_at = diverge_at if diverge_at is not None else -1
-        self._n = len(word_table()[0])
-        self._pos = 0
+        self._buf: list[int] = []
+        self._filled = 0  # positions drawn so far (buffer end)
+        self._pos = 0  # positions taken so far
+
+    def _fill(self, count: int) -> None:
+        block = self._rng.choices(_RANGE, k=max(count, self.BLOCK))
+        if self._alt is not None and self._filled + len(block) > self._diverge_at:
+            n = len(_RANGE)
+            for j in range(max(0, self._diverge_at - self._filled), len(block)):
+                # never the same word as the lossless text at this position
+                block[j] = (block[j] + 1 + self._alt.randrange(n - 1)) % n
+        self._buf = self._buf[self._pos - (self._filled - len(self._buf)) :] + block
+        self._filled += len(block)
 
     def take(self, count: int) -> list[int]:
-        n = self._n
-        out = [self._rng.randrange(n) for _ in range(count)]
-        if self._alt is not None and self._pos + count > self._diverge_at:
-            for j in range(max(0, self._diverge_at - self._pos), count):
-                # never the same word as the lossless text at this position
-                out[j] = (out[j] + 1 + self._alt.randrange(n - 1)) % n
+        if self._pos + count > self._filled:
+            self._fill(count)
+        start = self._pos - (self._filled - len(self._buf))
         self._pos += count
-        return out
+        return self._buf[start : start + count]
 
 
 def text_of(indices: Sequence[int]) -> str:

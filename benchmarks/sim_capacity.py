@@ -1,0 +1,167 @@
+"""How many concurrent streams (and chunks/s) one `sim serve` process serves on schedule.
+
+For each concurrency C: start ``python -m specsweep.sim.server`` (own process) with a profile whose every
+step takes ``--step-ms`` virtual ms and room for C sequences, drive it from a separate load process
+(C closed-loop aiohttp streams, /v1/completions, ``--max-tokens`` each, ignore_eos) for ``--duration`` s,
+then read the server's --truth file: the emit-time error of a chunk is when it was written to its
+socket minus when the engine scheduled it (both time.monotonic_ns in the server). Chunks of the first
+``--warmup`` s are skipped. The capacity is the largest C whose p99 error stays under 1 ms.
+
+    python3 benchmarks/sim_capacity.py --concurrency 64,128,256,512 --step-ms 20 --duration 8
+
+Prints one JSON line per concurrency and a Markdown table (for docs/perf/sim_capacity.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def _profile_yaml(step_ms: float, k: int, max_batch: int) -> str:
+    surv = [round(0.8**i, 4) for i in range(1, k + 1)]
+    return "\n".join(
+        [
+            "name: capacity",
+            "model_name: sim-capacity",
+            f"spec_method: {'dspark' if k else 'null'}",
+            f"k: {k}",
+            f"survival: {surv}",
+            f"t0_ms: {step_ms}",
+            "c_tok_ms: 0.0",
+            "c_kv_ms: 0.0",
+            "prefill_ms_per_tok: 0.0",
+            "admit_ms: 0.0",
+            "cliff_ms: 0.0",
+            f"max_batch: {max_batch}",
+            "kv_tokens: 100000000",
+            "prefill_chunk: 1000000",
+            "",
+        ]
+    )
+
+
+# ---- load process ------------------------------------------------------------------------------
+async def _load(url: str, conc: int, duration_s: float, max_tokens: int) -> dict[str, float]:
+    import aiohttp
+
+    body = json.dumps(
+        {"prompt": "capacity test prompt", "max_tokens": max_tokens, "ignore_eos": True, "stream": True}
+    ).encode()
+    stop_at = time.monotonic() + duration_s
+    done = errors = 0
+    received = 0
+
+    async def worker(s: aiohttp.ClientSession, i: int) -> None:
+        nonlocal done, errors, received
+        await asyncio.sleep(i * 0.002)  # stagger the starts
+        while time.monotonic() < stop_at:
+            try:
+                async with s.post(
+                    url + "/v1/completions", data=body, headers={"Content-Type": "application/json"}
+                ) as r:
+                    async for data in r.content.iter_any():
+                        received += len(data)
+                done += 1
+            except aiohttp.ClientError:
+                errors += 1
+
+    conn = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(connector=conn, timeout=aiohttp.ClientTimeout(total=None)) as s:
+        await asyncio.gather(*(worker(s, i) for i in range(conc)))
+    return {"requests": done, "errors": errors, "bytes": received}
+
+
+# ---- one concurrency level -----------------------------------------------------------------------
+def measure(
+    conc: int, step_ms: float, k: int, duration_s: float, warmup_s: float, max_tokens: int
+) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        prof = Path(tmp) / "capacity.yaml"
+        prof.write_text(_profile_yaml(step_ms, k, max(conc, 8)))
+        truth = Path(tmp) / "truth.jsonl"
+        srv = subprocess.Popen(
+            [sys.executable, "-m", "specsweep.sim.server", "--profile", str(prof), "--port", "0", "--truth", str(truth)],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            assert srv.stdout is not None
+            url = srv.stdout.readline().split()[-1]
+            t0 = time.monotonic_ns()
+            load = subprocess.run(
+                [sys.executable, __file__, "--client", url, "--concurrency", str(conc),
+                 "--duration", str(duration_s), "--max-tokens", str(max_tokens)],
+                capture_output=True, text=True, check=True,
+            )  # fmt: skip
+            client = json.loads(load.stdout.strip().splitlines()[-1])
+        finally:
+            srv.terminate()
+            srv.wait(30)
+        errs: list[int] = []
+        n_chunks = 0
+        t_lo = t0 + int(warmup_s * 1e9)
+        t_hi = t0 + int(duration_s * 1e9)
+        for line in truth.read_text().splitlines():
+            for c in json.loads(line)["chunks"]:
+                if t_lo <= c["sched_mono_ns"] <= t_hi:
+                    errs.append(c["mono_ns"] - c["sched_mono_ns"])
+                    n_chunks += 1
+    e = np.asarray(errs, dtype=np.float64) / 1e6
+    window_s = duration_s - warmup_s
+    return {
+        "concurrency": conc,
+        "step_ms": step_ms,
+        "k": k,
+        "chunks_per_s": round(n_chunks / window_s, 1),
+        "tokens_per_chunk_mean": round(1 + sum(0.8**i for i in range(1, k + 1)), 3),
+        "err_p50_ms": round(float(np.percentile(e, 50)), 3),
+        "err_p99_ms": round(float(np.percentile(e, 99)), 3),
+        "err_p999_ms": round(float(np.percentile(e, 99.9)), 3),
+        "err_max_ms": round(float(e.max()), 3),
+        "early_chunks": int((e < 0).sum()),
+        "client_requests": client["requests"],
+        "client_errors": client["errors"],
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--concurrency", default="64,128,256,512")
+    ap.add_argument("--step-ms", type=float, default=20.0, help="virtual (= wall) ms per engine step")
+    ap.add_argument("--k", type=int, default=3, help="draft tokens per step (survival 0.8^i)")
+    ap.add_argument("--duration", type=float, default=8.0)
+    ap.add_argument("--warmup", type=float, default=2.0)
+    ap.add_argument("--max-tokens", type=int, default=256)
+    ap.add_argument("--client", help=argparse.SUPPRESS)  # internal: run as the load process
+    a = ap.parse_args()
+    if a.client:
+        out = asyncio.run(_load(a.client, int(a.concurrency), a.duration, a.max_tokens))
+        print(json.dumps(out))
+        return 0
+    rows = []
+    for c in (int(x) for x in a.concurrency.split(",")):
+        row = measure(c, a.step_ms, a.k, a.duration, a.warmup, a.max_tokens)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    print(f"\n{os.cpu_count()} CPUs; step {a.step_ms} ms, k={a.k}, {a.max_tokens} tokens per request\n")
+    print("| streams | chunks/s | p50 ms | p99 ms | p99.9 ms | max ms | early |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(
+            f"| {r['concurrency']} | {r['chunks_per_s']:,.0f} | {r['err_p50_ms']:.3f} | {r['err_p99_ms']:.3f} "
+            f"| {r['err_p999_ms']:.3f} | {r['err_max_ms']:.3f} | {r['early_chunks']} |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
