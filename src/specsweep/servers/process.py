@@ -145,7 +145,9 @@ class ManagedServer:
             if stage == "generation":
                 if not spec.ready_generate:
                     return
-                why = probe.short_generation(self.base_url, self.model_id or "", timeout=60.0)
+                # a hung probe must not outlive ready_timeout_s (the deadline is checked between probes)
+                left = max(1.0, min(60.0, deadline - time.monotonic()))
+                why = probe.short_generation(self.base_url, self.model_id or "", timeout=left)
                 if why is None:
                     return
                 last = why
