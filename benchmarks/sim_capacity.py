@@ -1,6 +1,6 @@
 """How many concurrent streams (and chunks/s) one `sim serve` process serves on schedule.
 
-For each concurrency C: start ``python -m specsweep.sim.server`` (own process) with a profile whose every
+For each concurrency C: start ``python -m specsweep.sim.serve`` (own process) with a profile whose every
 step takes ``--step-ms`` virtual ms and room for C sequences, drive it from a separate load process
 (C closed-loop aiohttp streams, /v1/completions, ``--max-tokens`` each, ignore_eos) for ``--duration`` s,
 then read the server's --truth file: the emit-time error of a chunk is when it was written to its
@@ -90,7 +90,7 @@ def measure(
         prof.write_text(_profile_yaml(step_ms, k, max(conc, 8)))
         truth = Path(tmp) / "truth.jsonl"
         srv = subprocess.Popen(
-            [sys.executable, "-m", "specsweep.sim.server", "--profile", str(prof), "--port", "0", "--truth", str(truth)],
+            [sys.executable, "-m", "specsweep.sim.serve", "--profile", str(prof), "--port", "0", "--truth", str(truth)],
             stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
         try:
@@ -115,6 +115,8 @@ def measure(
                 if t_lo <= c["sched_mono_ns"] <= t_hi:
                     errs.append(c["mono_ns"] - c["sched_mono_ns"])
                     n_chunks += 1
+    if not errs:
+        raise SystemExit(f"concurrency {conc}: no chunks in the window (client: {client})")
     e = np.asarray(errs, dtype=np.float64) / 1e6
     window_s = duration_s - warmup_s
     return {

@@ -11,7 +11,7 @@ import urllib.request
 
 import pytest
 
-from specsweep.sim.server import CRASH_EXIT_CODE, SubprocessServer
+from specsweep.sim.serve import CRASH_EXIT_CODE, SubprocessServer
 
 
 def _post(url: str, body: dict[str, object], timeout: float = 10.0) -> tuple[int, bytes]:

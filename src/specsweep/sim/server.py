@@ -25,46 +25,32 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import gc
-import os
 import random
-import signal
-import subprocess
-import sys
 import time
 import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import IO, Any
 
 import orjson
 from aiohttp import web
 
 from specsweep.errors import UsageError
-from specsweep.sim import probes
+from specsweep.sim import probes, reqparse
 from specsweep.sim.engine import Engine, Step
 from specsweep.sim.faults import FaultDrawer, Faults, RequestFaults, parse_faults
-from specsweep.sim.profile import Profile, list_profiles, load_profile
+from specsweep.sim.profile import Profile, load_profile
+from specsweep.sim.reqparse import BadRequest
 from specsweep.sim.textgen import WordStream, natural_length, prompt_key, word_table
 from specsweep.sim.wire import ChatEncoder, CompletionsEncoder, GenerateEncoder
 from specsweep.workload.tokenizer import BuiltinTokenizer
 
-CRASH_EXIT_CODE = 70  # exit status of a simulated crash (crash_after fault)
 DEFAULT_MAX_MODEL_LEN = 131072
 DEFAULT_COMPLETIONS_MAX_TOKENS = 16  # vLLM's /v1/completions default
 DEFAULT_GENERATE_MAX_NEW_TOKENS = 128  # SGLang's sampling_params default
 
 _SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-
-
-class _BadRequest(Exception):
-    def __init__(self, status: int, message: str, etype: str = "BadRequestError", param: str | None = None):
-        super().__init__(message)
-        self.status = status
-        self.etype = etype
-        self.param = param
 
 
 def _error(
@@ -240,7 +226,7 @@ class SimServer:
             if req.transport is not None:
                 req.transport.close()
             self._finish(req)
-        self._flush_truth()
+        self.flush_truth()
         if self._truth_file is not None:
             self._truth_file.close()
             self._truth_file = None
@@ -371,7 +357,7 @@ class SimServer:
                 self._finish(req)
         for req in finished:
             self._finish(req)
-        self._flush_truth()
+        self.flush_truth()
 
     def _hold(self, req: _Req, data: bytes, n: int, sched_ns: int, finished: bool) -> None:
         """Stall fault: keep the request's chunks back until its stall ends, then write them at once."""
@@ -401,7 +387,7 @@ class SimServer:
             req.truth[:] = [(m or now_m, e or now_e, s, n) for m, e, s, n in req.truth]
         if ended:
             self._finish(req)
-            self._flush_truth()
+            self.flush_truth()
 
     def _finish(self, req: _Req) -> None:
         if self._reqs.pop(req.rid, None) is None:
@@ -411,7 +397,8 @@ class SimServer:
         if req.done is not None and not req.done.done():
             req.done.set_result(None)
 
-    def _flush_truth(self) -> None:
+    def flush_truth(self) -> None:
+        """Write the truth lines of finished requests (called after each step's writes)."""
         f = self._truth_file
         if f is None or not self._truth_pending:
             self._truth_pending.clear()
@@ -452,11 +439,11 @@ class SimServer:
         stream: bool,
         rf: RequestFaults,
     ) -> _Req:
-        """Create a request, seed its text, add it to the engine. Raises _BadRequest."""
+        """Create a request, seed its text, add it to the engine. Raises BadRequest."""
         assert self._loop is not None and self._wake is not None
         room = self.cfg.max_model_len - prompt_tokens
         if room < 1:
-            raise _BadRequest(
+            raise BadRequest(
                 400,
                 f"This model's maximum context length is {self.cfg.max_model_len} tokens. However, your "
                 f"request has {prompt_tokens} input tokens. Please reduce the length of the input.",
@@ -464,7 +451,7 @@ class SimServer:
         if max_tokens is None:
             max_tokens = room
         elif max_tokens > room:
-            raise _BadRequest(
+            raise BadRequest(
                 400,
                 f"This model's maximum context length is {self.cfg.max_model_len} tokens. However, you "
                 f"requested {prompt_tokens + max_tokens} tokens ({prompt_tokens} in the input, {max_tokens} "
@@ -497,7 +484,7 @@ class SimServer:
         try:
             eng.add(rid, prompt_tokens, n)
         except ValueError as e:
-            raise _BadRequest(400, str(e), param="max_tokens") from None
+            raise BadRequest(400, str(e), param="max_tokens") from None
         self._reqs[rid] = req
         self._wake.set()
         return req
@@ -538,15 +525,15 @@ class SimServer:
         try:
             body = orjson.loads(raw)
         except orjson.JSONDecodeError as e:
-            raise _BadRequest(400, f"request body is not valid JSON: {e}") from None
+            raise BadRequest(400, f"request body is not valid JSON: {e}") from None
         if not isinstance(body, dict):
-            raise _BadRequest(400, f"request body must be a JSON object, got {type(body).__name__}")
+            raise BadRequest(400, f"request body must be a JSON object, got {type(body).__name__}")
         return body
 
     def _check_model(self, body: dict[str, Any]) -> None:
         model = body.get("model")
         if model is not None and model != self.model:
-            raise _BadRequest(404, f"The model `{model}` does not exist.", "NotFoundError", "model")
+            raise BadRequest(404, f"The model `{model}` does not exist.", "NotFoundError", "model")
 
     # ---- generation endpoints -----------------------------------------------------------------
     async def _h_completions(self, request: web.Request) -> web.StreamResponse:
@@ -561,28 +548,28 @@ class SimServer:
             body = await self._read_json(request)
             self._check_model(body)
             if chat:
-                prompt, ptoks = self._chat_prompt(body.get("messages"))
+                prompt, ptoks = reqparse.chat_prompt(body.get("messages"), self.tokenizer.count)
                 mt = body.get("max_completion_tokens", body.get("max_tokens"))
-                max_tokens = _opt_int(mt, "max_completion_tokens")
+                max_tokens = reqparse.opt_int(mt, "max_completion_tokens")
             else:
-                prompt, ptoks = self._prompt(body.get("prompt"), "prompt")
-                max_tokens = _opt_int(body.get("max_tokens", DEFAULT_COMPLETIONS_MAX_TOKENS), "max_tokens")
-            if max_tokens is not None and max_tokens < 1:
-                raise _BadRequest(
-                    400, f"max_tokens must be at least 1, got {max_tokens}.", param="max_tokens"
+                prompt, ptoks = reqparse.parse_prompt(body.get("prompt"), "prompt", self.tokenizer.count)
+                max_tokens = reqparse.opt_int(
+                    body.get("max_tokens", DEFAULT_COMPLETIONS_MAX_TOKENS), "max_tokens"
                 )
+            if max_tokens is not None and max_tokens < 1:
+                raise BadRequest(400, f"max_tokens must be at least 1, got {max_tokens}.", param="max_tokens")
             stream = bool(body.get("stream", False))
             so = body.get("stream_options") or {}
             if not isinstance(so, dict):
-                raise _BadRequest(400, "stream_options must be an object", param="stream_options")
+                raise BadRequest(400, "stream_options must be an object", param="stream_options")
             if so and not stream:
-                raise _BadRequest(
+                raise BadRequest(
                     400, "Stream options can only be defined when `stream=True`.", param="stream_options"
                 )
-            temperature = _temperature(body.get("temperature"), 1.0)
+            temperature = reqparse.temperature(body.get("temperature"), 1.0)
             n_choices = body.get("n", 1)
             if n_choices not in (1, None):
-                raise _BadRequest(
+                raise BadRequest(
                     400, f"n={n_choices!r}: the simulator serves one choice per request", param="n"
                 )
             rf, err = self._gate(stream)
@@ -599,7 +586,7 @@ class SimServer:
                 stream=stream,
                 rf=rf,
             )
-        except _BadRequest as e:
+        except BadRequest as e:
             return _error(e.status, str(e), e.etype, e.param)
         created = int(time.time())
         rid = ("chatcmpl-" if chat else "cmpl-") + req.rid
@@ -647,15 +634,17 @@ class SimServer:
         try:
             body = await self._read_json(request)
             if body.get("input_ids") is not None:
-                prompt, ptoks = self._prompt(body["input_ids"], "input_ids")
+                prompt, ptoks = reqparse.parse_prompt(body["input_ids"], "input_ids", self.tokenizer.count)
             else:
-                prompt, ptoks = self._prompt(body.get("text"), "text")
+                prompt, ptoks = reqparse.parse_prompt(body.get("text"), "text", self.tokenizer.count)
             sp = body.get("sampling_params") or {}
             if not isinstance(sp, dict):
-                raise _BadRequest(400, "sampling_params must be an object", param="sampling_params")
-            max_new = _opt_int(sp.get("max_new_tokens", DEFAULT_GENERATE_MAX_NEW_TOKENS), "max_new_tokens")
+                raise BadRequest(400, "sampling_params must be an object", param="sampling_params")
+            max_new = reqparse.opt_int(
+                sp.get("max_new_tokens", DEFAULT_GENERATE_MAX_NEW_TOKENS), "max_new_tokens"
+            )
             if max_new is not None and max_new < 1:
-                raise _BadRequest(
+                raise BadRequest(
                     400, f"max_new_tokens must be at least 1, got {max_new}", param="max_new_tokens"
                 )
             stream = bool(body.get("stream", False))
@@ -669,11 +658,11 @@ class SimServer:
                 prompt_tokens=ptoks,
                 max_tokens=max_new,
                 ignore_eos=bool(sp.get("ignore_eos", False)),
-                temperature=_temperature(sp.get("temperature"), 1.0),
+                temperature=reqparse.temperature(sp.get("temperature"), 1.0),
                 stream=stream,
                 rf=rf,
             )
-        except _BadRequest as e:
+        except BadRequest as e:
             return _error(e.status, str(e), e.etype, e.param)
         if not stream:
             assert req.done is not None
@@ -687,52 +676,6 @@ class SimServer:
             return _json(body)
         req.enc = GenerateEncoder(req.rid, req.prompt_tokens, self._spec)
         return await self._stream(request, req)
-
-    def _prompt(self, p: Any, name: str) -> tuple[str | list[int], int]:
-        """A prompt as text or token ids (a batch of one is accepted), with its token count."""
-        if isinstance(p, list) and len(p) == 1 and isinstance(p[0], (str, list)):
-            p = p[0]
-        if isinstance(p, str):
-            return p, self.tokenizer.count(p)
-        if isinstance(p, list) and all(isinstance(i, int) and not isinstance(i, bool) for i in p):
-            if not p:
-                raise _BadRequest(400, f"{name} is empty", param=name)
-            return p, len(p)
-        if isinstance(p, list) and p and all(isinstance(x, (str, list)) for x in p):
-            raise _BadRequest(
-                400,
-                f"{name}: batched prompts are not supported by the simulator; send one per request",
-                param=name,
-            )
-        raise _BadRequest(
-            400, f"{name} must be a string or a list of token ids, got {type(p).__name__}", param=name
-        )
-
-    def _chat_prompt(self, messages: Any) -> tuple[str, int]:
-        """Messages rendered with a minimal template (``<|role|>`` headers); counted by the built-in tokenizer."""
-        if not isinstance(messages, list) or not messages:
-            raise _BadRequest(
-                400, "messages must be a non-empty list of {role, content} objects", param="messages"
-            )
-        parts = []
-        for i, m in enumerate(messages):
-            if not isinstance(m, dict) or not isinstance(m.get("role"), str):
-                raise _BadRequest(
-                    400, f"messages[{i}] must be an object with a string 'role'", param="messages"
-                )
-            c = m.get("content")
-            if isinstance(c, list):  # content parts: keep the text ones
-                c = "".join(p.get("text", "") for p in c if isinstance(p, dict) and p.get("type") == "text")
-            elif c is None:
-                c = ""
-            elif not isinstance(c, str):
-                raise _BadRequest(
-                    400, f"messages[{i}].content must be a string or a list of parts", param="messages"
-                )
-            parts.append(f"<|{m['role']}|>\n{c}\n")
-        parts.append("<|assistant|>\n")
-        text = "".join(parts)
-        return text, self.tokenizer.count(text)
 
     # ---- probes -------------------------------------------------------------------------------
     async def _h_health(self, request: web.Request) -> web.Response:
@@ -749,7 +692,7 @@ class SimServer:
                 "health", "/health_generate", prompt=[0], prompt_tokens=1, max_tokens=1, ignore_eos=True,
                 temperature=0.0, stream=False, rf=RequestFaults(),
             )  # fmt: skip
-        except _BadRequest:
+        except BadRequest:
             return web.Response(status=503)
         assert req.done is not None
         try:
@@ -784,13 +727,13 @@ class SimServer:
             body = await self._read_json(request)
             self._check_model(body)
             if "messages" in body:
-                text, _ = self._chat_prompt(body["messages"])
+                text, _ = reqparse.chat_prompt(body["messages"], self.tokenizer.count)
             else:
                 p = body.get("prompt")
                 if not isinstance(p, str):
-                    raise _BadRequest(400, "prompt must be a string", param="prompt")
+                    raise BadRequest(400, "prompt must be a string", param="prompt")
                 text = p
-        except _BadRequest as e:
+        except BadRequest as e:
             return _error(e.status, str(e), e.etype, e.param)
         tokens = self.tokenizer.encode(text)
         return _json(
@@ -811,22 +754,6 @@ class SimServer:
 
 class _Crashed(Exception):
     """Raised out of a handler when the in-process server simulates a crash."""
-
-
-def _opt_int(v: Any, name: str) -> int | None:
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise _BadRequest(400, f"{name} must be an integer, got {v!r}", param=name)
-    return v
-
-
-def _temperature(v: Any, default: float) -> float:
-    if v is None:
-        return default
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-        raise _BadRequest(400, f"temperature must be a number >= 0, got {v!r}", param="temperature")
-    return float(v)
 
 
 # ---- running it ---------------------------------------------------------------------------------
@@ -887,145 +814,15 @@ async def start_server(
     return ServerHandle(server, runner, host, bound)
 
 
-class SubprocessServer:
-    """A sim server in a child process (``python -m specsweep.sim.server``), for tests and launchers.
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `specsweep sim serve` flags (see specsweep.sim.serve)."""
+    from specsweep.sim.serve import add_serve_arguments as add
 
-    Use as a context manager; ``.port`` / ``.url`` are known once the child printed its listening line.
-    """
-
-    def __init__(
-        self, *args: str, startup_timeout_s: float = 20.0, env: dict[str, str] | None = None
-    ) -> None:
-        cmd = [sys.executable, "-m", "specsweep.sim.server", *args]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        self.port = -1
-        self.host = "127.0.0.1"
-        deadline = time.monotonic() + startup_timeout_s
-        assert self.proc.stdout is not None
-        while time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                err = self.proc.stderr.read() if self.proc.stderr else ""
-                self.proc.wait(5)
-                raise RuntimeError(
-                    f"sim server exited ({self.proc.returncode}) before listening: {err.strip()}"
-                )
-            if line.startswith("specsweep-sim listening on http://"):
-                hostport = line.strip().rsplit("/", 1)[1]
-                self.host, _, p = hostport.rpartition(":")
-                self.port = int(p)
-                return
-        self.close()
-        raise RuntimeError("sim server did not print its listening line in time")
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    def close(self, timeout_s: float = 10.0) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout_s)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        for f in (self.proc.stdout, self.proc.stderr):
-            if f is not None:
-                f.close()
-        return self.proc.returncode
-
-    def __enter__(self) -> SubprocessServer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def add_serve_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--profile", required=True, help=f"profile name ({', '.join(list_profiles())}) or a .yaml path"
-    )
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port (0 = pick a free one; default 8000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of acceptance sampling, sampling and faults")
-    p.add_argument(
-        "--time-scale", type=float, default=1.0, help="virtual seconds per wall second (2 = twice as fast)"
-    )
-    p.add_argument(
-        "--truth", help="append one JSON line per request: emit times of its chunks (ground truth)"
-    )
-    p.add_argument(
-        "--faults",
-        help="fault injection, e.g. 'error_rate=0.1,error_status=503,stall_after_tokens=5,stall_s=30' "
-        "(keys: see specsweep.sim.faults)",
-    )
-    p.add_argument("--served-model-name", help="model id to serve (default: the profile's model_name)")
-    p.add_argument("--max-model-len", type=int, default=DEFAULT_MAX_MODEL_LEN, help="context length")
+    add(parser)
 
 
 def serve_main(args: argparse.Namespace) -> int:
-    """Run until SIGTERM / SIGINT (exit 0); a simulated crash exits with CRASH_EXIT_CODE."""
-    profile = load_profile(args.profile)
-    faults = parse_faults(args.faults)
-    if not args.time_scale > 0:
-        raise UsageError(f"--time-scale {args.time_scale!r}; expected a positive number")
-    if not 0 <= args.port <= 65535:
-        raise UsageError(f"--port {args.port}; expected 0..65535")
-    if args.truth:
-        Path(args.truth).parent.mkdir(parents=True, exist_ok=True)
-    return asyncio.run(_serve(args, profile, faults))
+    """Run `specsweep sim serve` until SIGTERM / SIGINT (see specsweep.sim.serve)."""
+    from specsweep.sim.serve import serve_main as run_serve
 
-
-async def _serve(args: argparse.Namespace, profile: Profile, faults: Faults) -> int:
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    holder: dict[str, ServerHandle] = {}
-
-    def crash() -> None:
-        sys.stderr.write(f"specsweep-sim: simulated crash (crash_after={faults.crash_after})\n")
-        sys.stderr.flush()
-        h = holder.get("h")
-        if h is not None:
-            h.server._flush_truth()
-        os._exit(CRASH_EXIT_CODE)
-
-    try:
-        handle = await start_server(
-            profile, args.host, args.port, seed=args.seed, time_scale=args.time_scale, truth=args.truth,
-            faults=faults, served_model_name=args.served_model_name, max_model_len=args.max_model_len,
-            on_crash=crash,
-        )  # fmt: skip
-    except OSError as e:
-        raise UsageError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}") from None
-    holder["h"] = handle
-    # a long-lived server with many small objects: keep the cyclic GC's pauses out of the schedule
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(50_000, 50, 100)
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    sys.stdout.write(f"specsweep-sim listening on {handle.url}\n")
-    sys.stdout.flush()
-    try:
-        await stop.wait()
-    finally:
-        await handle.close()
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    from specsweep.errors import SpecsweepError
-
-    parser = argparse.ArgumentParser(prog="specsweep sim serve", description=__doc__.splitlines()[0])
-    add_serve_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return serve_main(args)
-    except SpecsweepError as e:
-        sys.stderr.write(f"specsweep: error: {e}\n")
-        return e.exit_code
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return run_serve(args)
