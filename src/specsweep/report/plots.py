@@ -331,6 +331,7 @@ def winmap_figure(view: ReportView, lang: str = "en") -> Figure:
 
 
 # ---- SVG post-processing ---------------------------------------------------------------------------
+SVG_CSS = "svg.plot * { stroke-linejoin: round; stroke-linecap: butt; }"  # what matplotlib's <style> said
 _TAG = re.compile(r"<[^>]*>")  # matplotlib escapes '<' and '>' in text and attribute values
 _ID = re.compile(r'(\sid=")([^"]+)(")')
 _URL = re.compile(r"url\(#([^)]+)\)")
@@ -345,11 +346,15 @@ def _figure_svg(fig: Figure) -> str:
 
 def inline_svg(svg: str, prefix: str, *, label: str = "", titles: Mapping[str, str] | None = None) -> str:
     """Make matplotlib's SVG document an inline element: drop the prolog and metadata, prefix every id
-    (and the references to it) with ``prefix``, drop the fixed size (CSS sizes it by the viewBox), add
+    (and the references to it) with ``prefix``, drop matplotlib's global ``<style>`` (see
+    :data:`SVG_CSS`), drop the fixed size (CSS sizes it by the viewBox), add
     ``role``/``aria-label``, and put an escaped ``<title>`` into the groups named in ``titles``.
     """
     svg = svg[svg.index("<svg") :]
     svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
+    # matplotlib's "*{stroke-linejoin: round; stroke-linecap: butt}" would style the whole HTML page
+    # once inlined; the report's CSS applies it to svg.plot only
+    svg = re.sub(r"<style[^>]*>.*?</style>\s*", "", svg, flags=re.S)
 
     def fix_tag(m: re.Match[str]) -> str:
         tag = m.group(0)
