@@ -147,3 +147,26 @@ def test_absolute_schedule_does_not_drift(tmp_path: Path) -> None:
     assert sched_span_ms == pytest.approx(149 * 2.0, abs=1e-3)
     last_late_ms = (out.times_ns[-2] - chunks[-1]["sched_mono_ns"]) / 1e6  # client saw the last token
     assert 0 <= last_late_ms < 30.0  # no drift: ~0.1 ms on an idle machine, a few ms on a busy one
+
+
+def test_client_disconnect_aborts_the_request_in_the_engine() -> None:
+    prof = make_profile(t0_ms=5.0)
+    body = {"prompt": "x", "max_tokens": 400, "ignore_eos": True, "stream": True}
+
+    async def go() -> tuple[int, int, int]:
+        async with await start_server(prof) as h:
+            async with aiohttp.ClientSession() as s, s.post(h.url + "/v1/completions", json=body) as r:
+                seen = 0
+                async for line in r.content:
+                    seen += line.startswith(b"data: ")
+                    if seen == 3:
+                        break  # leaving the block drops the connection mid-stream
+            for _ in range(100):  # the server notices at its next write
+                await asyncio.sleep(0.01)
+                c = h.server.engine.counters
+                if c.requests_aborted:
+                    break
+            return c.requests_aborted, c.requests_running, c.requests_finished
+
+    aborted, running, finished = run(go())
+    assert (aborted, running, finished) == (1, 0, 0)

@@ -333,3 +333,20 @@ def test_bad_requests_are_json_errors(path: str, body: Any, status: int, needle:
     assert got_status == status
     assert needle in got["error"]["message"]
     assert got["error"]["code"] == status
+
+
+def test_served_model_name_is_the_only_model() -> None:
+    async def go(h: Any, s: aiohttp.ClientSession) -> tuple[str, int, int]:
+        async with s.get(h.url + "/v1/models") as r:
+            mid = (await r.json())["data"][0]["id"]
+        async with s.post(
+            h.url + "/v1/completions", json={"model": "my-model", "prompt": "x", "max_tokens": 2}
+        ) as r:
+            ok = r.status
+        async with s.post(
+            h.url + "/v1/completions", json={"model": "sim-test", "prompt": "x", "max_tokens": 2}
+        ) as r:
+            other = r.status
+        return mid, ok, other
+
+    assert run(_with_server(go, served_model_name="my-model")) == ("my-model", 200, 404)
