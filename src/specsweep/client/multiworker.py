@@ -239,7 +239,7 @@ class ProcessWorker:
     def __init__(self, index: int) -> None:
         self.index = index
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "specsweep.client.multiworker"],
+            [sys.executable, "-m", "specsweep.client.multiworker", str(index)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
@@ -271,8 +271,24 @@ class ProcessWorker:
             self.proc.wait(timeout=5)
 
 
-def _worker_main() -> None:
-    """``python -m specsweep.client.multiworker``: serve frames on stdin/stdout until close/EOF."""
+def _skew_clock(index: int) -> None:
+    """Test hook: ``SPECSWEEP_WORKER_CLOCK_SKEW_NS="a,b,..."`` adds ``a`` ns to worker 0's monotonic
+    clock, ``b`` to worker 1's, ... - the clocks of other hosts, for testing offset removal."""
+    skews = os.environ.get("SPECSWEEP_WORKER_CLOCK_SKEW_NS")
+    if not skews:
+        return
+    vals = [int(x) for x in skews.split(",")]
+    skew = vals[index] if index < len(vals) else 0
+    if skew:
+        global _now
+        real = time.monotonic_ns
+        time.monotonic_ns = lambda: real() + skew  # before the runner binds it
+        _now = time.monotonic_ns
+
+
+def _worker_main(index: int = 0) -> None:
+    """``python -m specsweep.client.multiworker INDEX``: serve frames on stdin/stdout until close/EOF."""
+    _skew_clock(index)
     proto_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # anything printed goes to stderr, never into the frame stream
     proto_in = sys.stdin.buffer
@@ -450,7 +466,7 @@ def merge_results(
 
     warm: list[RequestRecord] = []
     records: list[RequestRecord] = []
-    per_worker = []
+    per_worker: list[dict[str, Any]] = []
     for res, clk, info in zip(results, clocks, infos, strict=True):
         off = clk.best.offset_ns
         for r in (*res.warm, *res.records):
@@ -507,4 +523,4 @@ if __name__ == "__main__":
     # Run the importable module's copy, so pickled classes name specsweep.client.multiworker.
     from specsweep.client import multiworker
 
-    multiworker._worker_main()
+    multiworker._worker_main(int(sys.argv[1]) if len(sys.argv) > 1 else 0)

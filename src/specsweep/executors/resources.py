@@ -55,6 +55,9 @@ def config_demand(cfg: ServerConfig, workers: int = 1) -> Demand:
     pp = _first_int(cfg.params, PP_KEYS, cfg.label) or 1
     gpus = float((tp or 1) * pp) if (cfg.spec.kind in GPU_KINDS or tp is not None) else 0.0
     custom = dict(getattr(cfg.spec, "resources", None) or {})
+    bad = {k: v for k, v in custom.items() if v < 0}
+    if bad:
+        raise ConfigError(f"{cfg.label}: resources must be >= 0, got {bad}")
     gpus = float(custom.pop("GPU", gpus))
     cpus = float(custom.pop("CPU", max(1, workers)))
     return Demand(num_cpus=cpus, num_gpus=gpus, custom={k: float(v) for k, v in custom.items()})
