@@ -162,6 +162,10 @@ def test_records_give_request_level_intervals(tmp_path: Path) -> None:
     e2e = next(x for x in v.latency_verdicts if x.metric == "mean_e2e_latency_ms")
     assert e2e.basis == "requests+default_floor"
     assert e2e.ci_low <= e2e.effect <= e2e.ci_high
+    cell = v.cell("s", 8, "DSpark(st=3)")
+    assert cell is not None and cell.ci_basis == "requests"
+    lo, hi = cell.ci["p99_e2e_latency_ms"]
+    assert lo <= hi and {"total_throughput", "mean_tpot_ms"} <= set(cell.ci)
 
 
 def test_sweep_needs_a_method_when_ambiguous(tmp_path: Path) -> None:

@@ -439,3 +439,32 @@ def winners(t: Table, vs: list[PairVerdict], metric: str = PRIMARY) -> list[Winn
         win = v.winner if v is not None else None
         out.append(Winner(s, c, vals, l1, l2, win, gain, v, missing))
     return out
+
+
+CELL_CI_KEYS = (
+    "total_throughput", "output_throughput", "mean_e2e_latency_ms", "p95_e2e_latency_ms", "p99_e2e_latency_ms",
+    "mean_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p99_tpot_ms",
+)  # fmt: skip
+
+
+def request_cell_ci(
+    recs: list[RequestRecord], row: dict[str, Any], keys: list[str], seed: int = 0
+) -> dict[str, list[float]]:
+    """Within-run intervals of a single run, resampling its requests: throughputs as sum/duration,
+    latencies as their statistic (mean, median or percentile) of the per-request values."""
+    out: dict[str, list[float]] = {}
+    dur = row.get("duration")
+    for k in keys:
+        if k not in CELL_CI_KEYS:
+            continue
+        xs = _req_samples(recs, k)
+        if not xs or len(xs) < 2:
+            continue
+        if k.endswith("_throughput"):
+            if not isinstance(dur, (int, float)) or dur <= 0:
+                continue
+            lo, hi = stats.throughput_ci(xs, float(dur), seed=seed, n_resamples=1000)
+        else:
+            lo, hi = stats.bootstrap_ci(xs, _stat_for(k), seed=seed, n_resamples=1000)
+        out[k] = [lo, hi]
+    return out

@@ -111,6 +111,7 @@ def normalise(obj: dict[str, Any], file: str, line: int) -> dict[str, Any]:
             row[key] = _num(obj, k, file, line)
         elif isinstance(v, (str, int, float, bool)) or v is None:
             row.setdefault(key, v)
+    given = {k for k, v in row.items() if v is not None}
     g = row.get
     dur, done = g("duration"), g("completed")
     tin, tout = g("total_input_tokens"), g("total_output_tokens")
@@ -129,6 +130,13 @@ def normalise(obj: dict[str, Any], file: str, line: int) -> dict[str, Any]:
     if g("mean_e2e_latency_ms") is None and g("concurrency") and dur and done:
         # sglang's concurrency = sum(e2e)/duration, so mean e2e = concurrency*duration/completed
         row["mean_e2e_latency_ms"] = g("concurrency") * dur * 1000.0 / done
+    computed = sorted(k for k, v in row.items() if v is not None and k not in given)
+    if computed:
+        row["computed_keys"] = computed
+    for k in ("completed", "failed", "total_input_tokens", "total_output_tokens"):
+        v = row.get(k)
+        if isinstance(v, float) and v.is_integer():
+            row[k] = int(v)
     if g("total_throughput") is None and g("output_throughput") is None:
         raise DataError(
             "no throughput: need output_throughput / total_throughput (or total_token_throughput), "

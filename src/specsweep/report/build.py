@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from specsweep import stats
 from specsweep.analysis import anomalies as an
 from specsweep.analysis import core, crossover, recommend
 from specsweep.analysis.data import Dataset, load
@@ -138,14 +139,15 @@ def _cells(t: core.Table, keys: list[str]) -> list[V.Cell]:
             ci: dict[str, list[float]] = {}
             basis = None
             if len(d.ok) >= 2:
-                from specsweep import stats
-
                 for k in keys:
                     xs = d.values(k)
                     if len(xs) >= 2:
                         lo, hi = stats.bootstrap_ci(xs, n_resamples=1000)
                         ci[k] = [lo, hi]
                 basis = "repeats"
+            elif len(d.ok) == 1 and len(d.records) == 1:
+                ci = core.request_cell_ci(d.records[0], d.ok[0], keys)
+                basis = "requests" if ci else None
             al = d.mean("accept_length")
             err = next((str(r.get("error")) for r in d.bad if r.get("error")), None)
             out.append(
@@ -207,8 +209,13 @@ def _band_findings(
         }  # fmt: skip
         if d.config is None:
             key = "band.tie"
-        elif d.losses == 0 or d.wins >= 2 * d.losses:
-            key = "band.winner" if d.losses == 0 else "band.mixed"
+        elif d.losses == 0:
+            key = "band.winner"
+            p99 = (
+                _geo_ratio(t, d.config, d.runner_up, d.points, "p99_e2e_latency_ms") if d.runner_up else None
+            )
+            if p99 is not None:
+                key, args["p99"] = "band.winner_p99", p99
         else:
             key = "band.mixed"
         out.append(
@@ -551,6 +558,22 @@ def _next_steps(
     return steps
 
 
+def _notes(t: core.Table) -> list[V.Msg]:
+    """Which numbers were not measured but computed from others (imports of older client versions)."""
+    keys: dict[str, set[str]] = {}
+    for e in t.entries.values():
+        if e.data is None:
+            continue
+        for r in e.data.ok:
+            ck = r.get("computed_keys")
+            if isinstance(ck, list) and ck:
+                keys.setdefault(e.data.label, set()).update(str(k) for k in ck)
+    return [
+        V.Msg(key="note.computed", args={"config": lab, "keys": ", ".join(sorted(ks))})
+        for lab, ks in sorted(keys.items())
+    ]
+
+
 def build_view(
     run_dirs: Sequence[str | Path],
     kind: str = "sweep",
@@ -654,5 +677,5 @@ def build_view(
         verdicts=[_verdict(v) for v in vs], latency_verdicts=[_verdict(v) for v in lat], winners=winners,
         findings=_band_findings(t, vs, ws, skip, bands), class_best=_class_best(t, vs, skip), gaps=_gaps(t, vs, ws),
         anomalies=anomaly_views, crossovers=cross_views, recommendations=recs, schedule=sched, checks=checks,
-        compare=compare, next_steps=_next_steps(t, parts, noise, prov), lossless=lossless,
+        compare=compare, next_steps=_next_steps(t, parts, noise, prov), lossless=lossless, notes=_notes(t),
     )  # fmt: skip

@@ -117,6 +117,7 @@ _LABELS: dict[str, dict[str, str]] = {
         "sec.wins": "Win counts",
         "sec.conclusion": "Conclusion",
         "sec.lossless": "Losslessness check",
+        "sec.notes": "Notes",
         # provenance keys
         "prov.run_dirs": "Result directories",
         "prov.models": "Models",
@@ -202,6 +203,7 @@ _LABELS: dict[str, dict[str, str]] = {
         "sec.wins": "胜出统计",
         "sec.conclusion": "结论",
         "sec.lossless": "无损性检查",
+        "sec.notes": "说明",
         "prov.run_dirs": "结果目录",
         "prov.models": "模型",
         "prov.backends": "后端",
@@ -314,6 +316,15 @@ _t(
     "{max_scenario} c={max_c}.",
     "**{band_label}（c={levels}）**：`{config}` 对 `{other}` 在 {n} 个点中胜出 {wins} 个（持平 {ties}，"
     "落后 {losses}），平均 {gain:+.1%}；最大差距为 {max_scenario} c={max_c} 时 {max_leader} 高 {max_gain:.1%}。",
+)
+_t(
+    "band.winner_p99",
+    "**{band_label} (c={levels})**: `{config}` wins {wins} of {n} cells against `{other}` ({ties} ties, "
+    "{losses} losses), throughput {gain:+.1%} and P99 E2E {p99:+.1%} (negative: faster) on average; the largest gap is "
+    "{max_leader} +{max_gain:.1%} at {max_scenario} c={max_c}.",
+    "**{band_label}（c={levels}）**：`{config}` 对 `{other}` 在 {n} 个点中胜出 {wins} 个（持平 {ties}，"
+    "落后 {losses}），吞吐平均 {gain:+.1%}，P99 E2E 平均 {p99:+.1%}（负值表示更快）；最大差距为 {max_scenario} c={max_c} 时 "
+    "{max_leader} 高 {max_gain:.1%}。",
 )
 _t(
     "band.tie",
@@ -561,4 +572,10 @@ _t(
     "lossless.divergence",
     "prompt {index}: first difference at token {token_index}: `{a_context}` vs `{b_context}`",
     "prompt {index}：第 {token_index} 个 token 处首次不同：`{a_context}` 对 `{b_context}`",
+)
+_t(
+    "note.computed",
+    "{config}: {keys} not in the imported results; computed from the other keys (e.g. duration = completed / "
+    "request_throughput).",
+    "{config}：导入结果中没有 {keys}，由其他字段计算得出（如 duration = completed / request_throughput）。",
 )

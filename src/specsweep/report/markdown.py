@@ -307,6 +307,11 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
                 )
             )
         out.append("")
+    if view.notes:
+        n += 1
+        out += [f"### {n}. {L('sec.notes')}", ""]
+        out += ["- " + text(m, lang) for m in view.notes]
+        out.append("")
     out += ["---", "", f"## {L('sec.recommendations')}", ""]
     if view.recommendations:
         out += [f"### {L('sec.recommended_configs')}", ""]
