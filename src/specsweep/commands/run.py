@@ -28,7 +28,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--dry-run", action="store_true", help="print the plan (configs, argv, cells, duration)")
     p.add_argument("--quiet", action="store_true", help="plain log lines instead of the live display")
-    p.add_argument("--executor", default="local", choices=["local"], help="where configs run (default local)")
+    p.add_argument(
+        "--executor", default="local", choices=["local", "ray"], help="where configs run (default local)"
+    )
+    p.add_argument("--ray-address", help="--executor ray: cluster address (default RAY_ADDRESS, else local)")
     p.set_defaults(func=_run)
 
 
@@ -55,7 +58,10 @@ def _run(args: argparse.Namespace) -> int:
     print(f"run dir: {run_dir.path}", file=sys.stderr)
     observer = QuietObserver() if args.quiet or not sys.stderr.isatty() else LiveObserver()
     try:
-        outcome = orchestrate.execute(plan, run_dir, observer=observer, executor=args.executor)
+        opts = {"address": args.ray_address} if args.executor == "ray" else None
+        outcome = orchestrate.execute(
+            plan, run_dir, observer=observer, executor=args.executor, executor_options=opts
+        )
     except KeyboardInterrupt:
         observer.close()
         print(
