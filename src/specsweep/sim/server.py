@@ -325,8 +325,8 @@ class SimServer:
     def _emit(self, prepared: list[tuple[_Req, bytes, int, int]], target: float) -> None:
         """At the deadline: one socket write per stream, in one pass; bookkeeping afterwards."""
         mono = time.monotonic_ns
-        epoch = time.time_ns
         sched_ns = int(target * 1e9)
+        to_epoch = time.time_ns() - mono()  # one epoch reading per step, not per chunk
         finished: list[_Req] = []
         lost: list[_Req] = []
         for req, frame, n, flags in prepared:
@@ -343,7 +343,8 @@ class SimServer:
                 continue
             t.write(frame)
             if req.truth is not None:
-                req.truth.append((mono(), epoch(), sched_ns, n))
+                m = mono()
+                req.truth.append((m, m + to_epoch, sched_ns, n))
             if flags & _FINISHED:
                 finished.append(req)
             elif flags & _DISCONNECT:
