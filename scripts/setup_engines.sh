@@ -131,6 +131,8 @@ setup_model() {
     "$PY" -c "import numpy, tokenizers" 2>/dev/null ||
         die "tiny model: $PY lacks numpy/tokenizers (pip install -e '.[test]' first)"
     mkdir -p "$CACHE/tiny-model"
+    # models made by other versions of the script are stale: drop them
+    find "$CACHE/tiny-model" -mindepth 1 -maxdepth 1 ! -name "$MODEL_KEY" -exec rm -rf {} +
     run_logged tiny-model env PYTHONPATH="$LLAMA_SRC/gguf-py${PYTHONPATH:+:$PYTHONPATH}" \
         "$PY" "$MODEL_SCRIPT" "$MODEL_DIR"
     log "tiny model: made $MODEL_DIR in $((SECONDS - t0)) s"

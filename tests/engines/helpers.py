@@ -139,9 +139,19 @@ def assert_follows_cycles(text: str, successor: dict[str, str], min_words: int) 
 
 
 def run_bench(
-    srv: ManagedServer, tokenizer: str, out_dir: Path, extra: tuple[str, ...] = (), timeout: float = 300.0
+    srv: ManagedServer,
+    tokenizer: str,
+    out_dir: Path,
+    *,
+    num_prompts: int = 4,
+    max_concurrency: int = 4,
+    timeout: float = 300.0,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """`specsweep bench` against a running server, few short requests; (result line, records).
+
+    By default every prompt is in flight at once, so no request reuses a pooled connection: the
+    client's reuse of connections that llama-server closed after a streamed response is tested
+    apart (test_llamacpp.py::test_bench_reuses_connections).
 
     Exit 5 (the client's self-check says the numbers are unreliable: CPU noise on a 2-core machine
     shared with the engine) is accepted: these tests check counters and chunking, not timings.
@@ -150,9 +160,17 @@ def run_bench(
     backend = "vllm" if srv.cfg.spec.kind == "vllm" else "openai"
     cmd = [sys.executable, "-m", "specsweep", "bench", "--backend", backend, "--base-url", srv.base_url]
     cmd += ["--model", srv.model_id or "", "--tokenizer", tokenizer, "--random-input-len", "40"]
-    cmd += ["--random-output-len", "48", "--random-range-ratio", "1.0", "--num-prompts", "4"]
-    cmd += ["--max-concurrency", "2", "--output-file", str(result), "--records", str(records), "--quiet"]
-    p = subprocess.run([*cmd, *extra], capture_output=True, text=True, timeout=timeout, check=False)
+    cmd += ["--random-output-len", "48", "--random-range-ratio", "1.0", "--num-prompts", str(num_prompts)]
+    cmd += [
+        "--max-concurrency",
+        str(max_concurrency),
+        "--output-file",
+        str(result),
+        "--records",
+        str(records),
+    ]
+    cmd += ["--quiet"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     assert p.returncode in (0, 5), (
         f"{' '.join(cmd)} exited {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
     )

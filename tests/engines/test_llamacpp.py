@@ -59,6 +59,19 @@ def test_bench_reports_acceptance(spec_server: ManagedServer, engines: Engines, 
     assert all(r["error_kind"] is None and r["output_tokens"] == 48 for r in recs if not r["is_warmup"])
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="client bug: llama-server closes the connection after a streamed response (and any "
+    "after 5 s idle: Keep-Alive timeout=5), but the runner's aiohttp pool keeps it (keepalive_timeout"
+    "=60) and the next request fails with 'Can not write request body' (error kind connect). "
+    "Fix in client/runner.py: TCPConnector(force_close=True), as sglang.bench_serving opens a "
+    "session per request - then drop this marker.",
+)
+def test_bench_reuses_connections(spec_server: ManagedServer, engines: Engines, tmp_path: Path) -> None:
+    res, _ = run_bench(spec_server, engines.need("TINY_MODEL_HF"), tmp_path, num_prompts=4, max_concurrency=1)
+    assert res["completed"] == 4, res["errors_by_kind"]
+
+
 def test_no_speculation_reports_no_drafts(engines: Engines, tmp_path: Path) -> None:
     with running_server(llamacpp_spec(engines, "llamacpp-off", {}), tmp_path / "off.log") as srv:
         res, _ = run_bench(srv, engines.need("TINY_MODEL_HF"), tmp_path)
