@@ -65,21 +65,24 @@ def write_jsonl(reference_dir: Path, out_dir: Path) -> dict[str, Path]:
     return files
 
 
+# what the reference reports' headers say about the servers
+SERVERS = {
+    "dspark": (
+        "/data/models/DeepSeek-V4-Flash-DSpark",
+        "vllm-dspark (TP=8, FP8 KV cache, spec-method=dspark)",
+    ),
+    "eagle": (
+        "/data/models/DeepSeek-V4-Flash",
+        "SGLang (TP=8, FP8 KV cache, speculative-algorithm=EAGLE, num_steps=3, topk=1, draft_tokens=4)",
+    ),
+}
+
+
 def import_args(label: str, path: Path, results: Path) -> list[str]:
     _l, method, params, _f = next(c for c in CONFIGS if c[0] == label)
-    args = [
-        "import",
-        "sglang",
-        str(path),
-        "--label",
-        label,
-        "--method",
-        method,
-        "-o",
-        str(results),
-        "--warmup",
-        "100",
-    ]
+    model, backend = SERVERS[method]
+    args = ["import", "sglang", str(path), "--label", label, "--method", method, "-o", str(results)]
+    args += ["--warmup", "100", "--model", model, "--server-backend", backend]
     for k, v in params.items():
         args += ["--param", f"{k}={v}"]
     return args

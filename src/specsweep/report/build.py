@@ -82,6 +82,8 @@ def _provenance(ds: Dataset, t: core.Table, now: str | None) -> V.Provenance:
                     backend=str(backend) if backend else None, model=str(model) if model else None,
                     argv=[str(a) for a in argv or []],
                     version=str(versions) if versions else None,
+                    run_dirs=list(meta.run_dirs),
+                    column=col.label,
                 )
             )  # fmt: skip
             add(models, str(model) if model else None)

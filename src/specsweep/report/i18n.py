@@ -133,6 +133,9 @@ _LABELS: dict[str, dict[str, str]] = {
         "prov.noise": "Noise floor",
         "prov.generated": "Generated",
         "prov.tool": "Tool",
+        "prov.results_of": "{name} results",
+        "prov.model_of": "{name} model",
+        "prov.backend_of": "{name} backend",
     },
     "zh": {
         "col.scenario": "Scenario",
@@ -218,6 +221,9 @@ _LABELS: dict[str, dict[str, str]] = {
         "prov.noise": "噪声阈值",
         "prov.generated": "生成时间",
         "prov.tool": "工具",
+        "prov.results_of": "{name} 结果",
+        "prov.model_of": "{name} 模型",
+        "prov.backend_of": "{name} 后端",
     },
 }
 

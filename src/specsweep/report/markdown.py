@@ -60,11 +60,38 @@ def provenance(view: ReportView, lang: str) -> list[str]:
     p = view.provenance
     L = lambda k: label(k, lang)  # noqa: E731
     sep = "：" if lang == "zh" else ": "
+    if view.kind == "compare" and p.servers:
+        out = []
+        for key, attr in (
+            ("prov.results_of", "run_dirs"),
+            ("prov.model_of", "model"),
+            ("prov.backend_of", "backend"),
+        ):
+            for cfg in view.configs:
+                vals: list[str] = []
+                for srv in p.servers:
+                    if srv.column != cfg.label:
+                        continue
+                    v = getattr(srv, attr)
+                    for x in v if isinstance(v, list) else [v]:
+                        if x and x not in vals:
+                            vals.append(x)
+                if vals:
+                    shown = ", ".join(f"`{x}`" for x in vals) if attr != "backend" else ", ".join(vals)
+                    out.append(f"- {label(key, lang, name=cfg.label)}{sep}{shown}")
+        return out + _provenance_common(view, lang, sep)
     out = [f"- {L('prov.run_dirs')}{sep}" + ", ".join(f"`{d}`" for d in p.run_dirs)]
     if p.models:
         out.append(f"- {L('prov.models')}{sep}" + ", ".join(f"`{m}`" for m in p.models))
     if p.backends:
         out.append(f"- {L('prov.backends')}{sep}" + ", ".join(p.backends))
+    return out + _provenance_common(view, lang, sep)
+
+
+def _provenance_common(view: ReportView, lang: str, sep: str) -> list[str]:
+    p = view.provenance
+    L = lambda k: label(k, lang)  # noqa: E731
+    out: list[str] = []
     shorts = " vs ".join(f"`{c.short}`" for c in view.configs)
     out.append(f"- {L('prov.compared')}{sep}{shorts}")
     if p.warmup:

@@ -62,6 +62,8 @@ class ServerInfo(_Frozen):
     model: str | None = None
     argv: list[str] = Field(default_factory=list)
     version: str | None = None
+    run_dirs: list[str] = Field(default_factory=list)  # where this config's results are
+    column: str | None = None  # the ConfigInfo label it belongs to (compare: its method)
 
 
 class Provenance(_Frozen):
