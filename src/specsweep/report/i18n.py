@@ -501,9 +501,9 @@ _t(
 )
 _t(
     "check.ignore_eos",
-    "Requests used ignore_eos (sglang.bench_serving always does): generation runs past EOS into text the "
+    "Requests ran with ignore_eos: generation runs past EOS into text the "
     "drafter rarely sees, which can bias acceptance; confirm the choice with real prompts and EOS enabled.",
-    "请求使用了 ignore_eos（sglang.bench_serving 总是开启）：生成会越过 EOS，进入 draft 模型少见的文本，"
+    "请求开启了 ignore_eos：生成会越过 EOS，进入 draft 模型少见的文本，"
     "可能使接受率失真；建议用真实 prompt 并开启 EOS 复核结论。",
 )
 _t(
