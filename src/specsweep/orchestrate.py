@@ -442,6 +442,8 @@ def execute(
     todo_total = sum(
         1 for c in plan.all_cells() for r in range(plan.experiment.repeats) if (c.cell_id, r) not in finished
     )
+    for w in preflight(plan):
+        log.warning("%s", w)
     observer(
         "run_start", {"plan": plan, "todo": todo_total, "finished": len(finished), "run_dir": run_dir.path}
     )
@@ -551,6 +553,26 @@ def estimate_s(plan: Plan) -> float:
         total += STARTUP_GUESS_S[cfg.spec.kind]
         total += plan.experiment.repeats * sum(estimate_cell_s(plan, cfg, c) for c in plan.cells[cfg.label])
     return total
+
+
+def preflight(plan: Plan) -> list[str]:
+    """Problems that would make launches fail here: missing executables, unknown sim profiles.
+    Warnings, not errors: a failed launch is data, and a binary may appear before its turn."""
+    import shutil
+
+    out: list[str] = []
+    for cfg in plan.configs:
+        argv = build_argv(cfg, 1)
+        if argv and not (shutil.which(argv[0]) or (os.sep in argv[0] and os.access(argv[0], os.X_OK))):
+            out.append(f"{cfg.label}: executable {argv[0]!r} not found")
+        if cfg.spec.kind == "sim" and argv:
+            try:
+                from specsweep.sim.profile import load_profile
+
+                load_profile(argv[argv.index("--profile") + 1])
+            except SpecsweepError as e:
+                out.append(f"{cfg.label}: {e}")
+    return out
 
 
 def describe_plan(plan: Plan) -> list[dict[str, Any]]:

@@ -230,3 +230,19 @@ def test_examples_load(name: str) -> None:
         pytest.skip(f"{f} not written yet")
     _, plan = load_experiment(f)
     assert plan.all_cells()
+
+
+def test_resolved_config_round_trips_through_json() -> None:
+    """Resume rebuilds the plan from the manifest's JSON: same cells, same ids, same prompts."""
+    import orjson
+
+    d = base(
+        scenarios=[{"name": "tiny", "input_len": 8, "output_len": 4}],
+        workloads=[{"scenarios": ["tiny", "chat_short"], "concurrency": [2, 4], "num_prompts": {2: 5, 4: 9}}],
+        client={"goodput": {"ttft": 100.0}, "backend": "vllm"},
+    )
+    exp = parse_experiment(d)
+    again = parse_experiment(orjson.loads(orjson.dumps(exp.model_dump(mode="json"))))
+    assert again == exp
+    a, b = plan_experiment(exp).all_cells(), plan_experiment(again).all_cells()
+    assert a == b and [c.num_prompts for c in b[:2]] == [5, 9]

@@ -121,6 +121,8 @@ def print_plan(plan: Any, finished: set[tuple[str, int]] | None = None) -> None:
                 file=out,
             )
     print(f"\nestimated duration: about {_dur(orchestrate.estimate_s(plan))} (rough)", file=out)
+    for w in orchestrate.preflight(plan):
+        print(f"warning: {w}", file=out)
 
 
 # ---- progress ----------------------------------------------------------------------------------
