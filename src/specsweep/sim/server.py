@@ -440,7 +440,11 @@ class SimServer:
         stream: bool,
         rf: RequestFaults,
     ) -> _Req:
-        """Create a request, seed its text, add it to the engine. Raises BadRequest."""
+        """Validate and create a request (its text seeded); :meth:`_start` hands it to the engine.
+
+        Raises BadRequest before anything is sent, so a stream's headers go out only for a request
+        the engine will take.
+        """
         assert self._loop is not None and self._wake is not None
         room = self.cfg.max_model_len - prompt_tokens
         if room < 1:
@@ -479,16 +483,24 @@ class SimServer:
         req.done = self._loop.create_future()
         if self._truth_file is not None:
             req.truth = []
+        if not self.engine.fits(prompt_tokens, n):
+            raise BadRequest(
+                400,
+                f"request needs {self.engine.kv_need(prompt_tokens, n)} KV tokens (prompt {prompt_tokens} + "
+                f"max_tokens {n} + k {self.profile.k}); the simulated KV cache holds {self.profile.kv_tokens}",
+                param="max_tokens",
+            )
+        return req
+
+    def _start(self, req: _Req) -> None:
+        """The request arrives at the engine now (virtual time follows the wall clock while idle)."""
+        assert self._wake is not None
         eng = self.engine
         if eng.idle:
             eng.advance_to(self._vnow())
-        try:
-            eng.add(rid, prompt_tokens, n)
-        except ValueError as e:
-            raise BadRequest(400, str(e), param="max_tokens") from None
-        self._reqs[rid] = req
+        eng.add(req.rid, req.prompt_tokens, req.max_tokens)
+        self._reqs[req.rid] = req
         self._wake.set()
-        return req
 
     def _gate(self, stream: bool) -> tuple[RequestFaults, web.Response | None]:
         """Slow start, crash and error faults, checked on every generation request's arrival."""
@@ -592,6 +604,7 @@ class SimServer:
         created = int(time.time())
         rid = ("chatcmpl-" if chat else "cmpl-") + req.rid
         if not stream:
+            self._start(req)
             assert req.done is not None
             await req.done
             body_fn = probes.chat_body if chat else probes.completion_body
@@ -611,14 +624,14 @@ class SimServer:
         return await self._stream(request, req)
 
     async def _stream(self, request: web.Request, req: _Req) -> web.StreamResponse:
+        """Headers first (as vLLM/SGLang send them on arrival), then the engine writes the chunks."""
         resp = web.StreamResponse(headers=_SSE_HEADERS)
         try:
             await resp.prepare(request)
         except (ConnectionError, RuntimeError):
-            self.engine.abort(req.rid)
-            self._finish(req)
             return resp
         req.transport = request.transport
+        self._start(req)
         assert req.done is not None
         await req.done
         if not req.disconnected and request.transport is not None and not request.transport.is_closing():
@@ -666,6 +679,7 @@ class SimServer:
         except BadRequest as e:
             return _error(e.status, str(e), e.etype, e.param)
         if not stream:
+            self._start(req)
             assert req.done is not None
             await req.done
             e2e = (time.monotonic_ns() - req.arrival_mono_ns) / 1e9
@@ -695,6 +709,7 @@ class SimServer:
             )  # fmt: skip
         except BadRequest:
             return web.Response(status=503)
+        self._start(req)
         assert req.done is not None
         try:
             await asyncio.wait_for(asyncio.shield(req.done), timeout=20.0)
