@@ -209,3 +209,28 @@ def test_cli_usage_errors(tmp_path: Path) -> None:
     assert r.returncode == 2 and f"{bad}: at 'servers'" in r.stderr
     r = subprocess.run([*CMD, "run", "--resume", str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "not a run directory" in r.stderr
+
+
+def test_sigkill_of_the_runner_takes_its_server_down(tmp_path: Path) -> None:
+    """No teardown runs after SIGKILL: the server must still not outlive specsweep (PDEATHSIG)."""
+    marker = f"m-{uuid.uuid4().hex[:8]}"
+    f = tmp_path / "exp.yaml"
+    f.write_text(yaml.safe_dump(experiment(marker, time_scale=0.02)))
+    p = subprocess.Popen(
+        [*CMD, "run", str(f), "--results-dir", str(tmp_path / "res"), "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not marked_pids(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert marked_pids(marker), "the server never started"
+        time.sleep(0.5)
+    finally:
+        p.kill()
+        p.wait()
+    deadline = time.monotonic() + 15
+    while marked_pids(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert marked_pids(marker) == []

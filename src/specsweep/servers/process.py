@@ -8,12 +8,15 @@ Readiness = process alive + ``health_path`` answers 200 + ``/v1/models`` lists a
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import os
 import signal
 import socket
 import subprocess
+import sys
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
@@ -96,6 +99,7 @@ class ManagedServer:
                     stderr=subprocess.STDOUT,
                     env=env,
                     start_new_session=True,
+                    preexec_fn=_die_with_parent(),
                 )
             except OSError as e:
                 self._close_log()
@@ -229,6 +233,24 @@ class ManagedServer:
             "log": self.log_path.name,
             "launches": list(self.launches),
         }
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """Linux: the server gets SIGTERM if specsweep itself is killed (SIGKILL leaves no time for a
+    teardown, and an orphaned engine would keep its GPUs). None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):
+        return None
+    pr_set_pdeathsig = 1
+
+    def set_pdeathsig() -> None:
+        prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+
+    return set_pdeathsig
 
 
 def _group_alive(pgid: int) -> bool:
