@@ -271,16 +271,23 @@ def _launch(server: ManagedServer, observer: Observer, sink: CellSink) -> tuple[
 
 @contextlib.contextmanager
 def _signals_deferred() -> Iterator[None]:
-    """Teardown must finish: hold off SIGINT/SIGTERM meanwhile (main thread only)."""
+    """Teardown must finish: hold off SIGINT/SIGTERM meanwhile (main thread only). A signal that
+    arrives meanwhile is delivered once it is done, not dropped (a Ctrl-C must stop the grid)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    old = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+    held: list[int] = []
+    old = {
+        s: signal.signal(s, lambda signum, frame: held.append(signum))
+        for s in (signal.SIGINT, signal.SIGTERM)
+    }
     try:
         yield
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+        if held:
+            signal.raise_signal(held[0])
 
 
 def _stop(server: ManagedServer) -> None:
