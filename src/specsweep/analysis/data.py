@@ -92,7 +92,11 @@ def _level(row: dict[str, Any], where: str) -> int:
 def _server_info(manifest: dict[str, Any], name: str | None, label: str) -> dict[str, Any]:
     servers = manifest.get("servers")
     items: Iterable[Any]
-    if isinstance(servers, dict):
+    if isinstance(servers, dict):  # keyed by config label (specsweep run)
+        for key in (label, name):
+            v = servers.get(key) if key else None
+            if isinstance(v, dict):
+                return v
         items = [{"name": k, **v} if isinstance(v, dict) else {"name": k} for k, v in servers.items()]
     elif isinstance(servers, list):
         items = servers

@@ -149,9 +149,7 @@ def winner_table(view: ReportView, lang: str) -> list[str]:
     rows = []
     for w in view.winners:
         vals = [
-            fmt_num(w.values.get(c.label), 2, lang)
-            if w.values.get(c.label) is not None
-            else label("value.missing", lang)
+            _winner_value(view, w.scenario, w.concurrency, c.label, w.values.get(c.label), lang)
             for c in view.configs
         ]
         rows.append(
@@ -164,6 +162,13 @@ def winner_table(view: ReportView, lang: str) -> list[str]:
             ]
         )
     return _table(head, rows)
+
+
+def _winner_value(view: ReportView, s: str, c: int, config: str, v: float | None, lang: str) -> str:
+    if v is not None:
+        return fmt_num(v, 2, lang)
+    cell = view.cell(s, c, config)
+    return label(f"value.{cell.status if cell is not None and cell.status != 'ok' else 'missing'}", lang)
 
 
 def _band_range(c_low: int, c_high: int | None) -> str:
