@@ -217,8 +217,12 @@ def run_config(
             try:
                 outcome = asyncio.run(_watch(server, bench_fn(bcfg), exp.timeouts.cell_s))
             except Exception as e:  # failures are data: the cell fails, the grid goes on
-                tail = server.log_tail()
-                emit(_failed_row(cell, repeat, cfg, str(e), tail, started, server), cell, repeat, [])
+                err = str(e) or type(e).__name__
+                if not server.alive() and not isinstance(e, ServerDied):
+                    err = f"server exited with code {server.returncode} during the cell ({err})"
+                emit(
+                    _failed_row(cell, repeat, cfg, err, server.log_tail(), started, server), cell, repeat, []
+                )
             else:
                 if server.alive():
                     emit(_ok_row(cell, repeat, cfg, outcome, started, server), cell, repeat, outcome.records)
