@@ -206,3 +206,43 @@ def test_json_roundtrip(tmp_path: Path) -> None:
     make_run(tmp_path, "x", [row(*K3, "s", 8, 1000), row(*K5, "s", 8, 900)])
     v = build_view([tmp_path], "sweep", now="2026-01-01T00:00:00Z")
     assert ReportView.from_json(v.to_json()) == v
+
+
+def test_server_info_is_matched_by_config_label(tmp_path: Path) -> None:
+    servers = {
+        "DSpark(st=3)": {
+            "name": "DSpark",
+            "kind": "sim",
+            "argv": ["serve", "--profile", "st3"],
+            "model_id": "m",
+        },
+        "DSpark(st=5)": {
+            "name": "DSpark",
+            "kind": "sim",
+            "argv": ["serve", "--profile", "st5"],
+            "model_id": "m",
+        },
+    }
+    make_run(tmp_path, "x", [row(*K3, "s", 8, 1000), row(*K5, "s", 8, 1500)], {"servers": servers})
+    v = build_view([tmp_path], "sweep")
+    argv = {s.label: s.argv for s in v.provenance.servers}
+    assert argv == {
+        "DSpark(st=3)": ["serve", "--profile", "st3"],
+        "DSpark(st=5)": ["serve", "--profile", "st5"],
+    }
+    rec = v.recommendations[0]
+    assert (
+        rec.config == "DSpark(st=5)" and rec.flags is not None and rec.flags.measured == "serve --profile st5"
+    )
+
+
+def test_cli_table_and_kind_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from specsweep.cli import main
+
+    make_run(tmp_path, "x", [row(*K3, "chat_short", 8, 1000.5), row(*K5, "chat_short", 8, 900)])
+    assert main(["report", str(tmp_path), "--format", "table"]) == 0
+    out = capsys.readouterr().out
+    assert "chat_short" in out and "1000.50" in out
+    assert main(["report", str(tmp_path), "--kind", "compare"]) == 2
+    assert "at least two methods" in capsys.readouterr().err
+    assert main(["report", str(tmp_path / "nope")]) == 2
