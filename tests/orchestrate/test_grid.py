@@ -173,7 +173,10 @@ def test_launch_failure_fails_its_cells_and_grid_goes_on(tmp_path: Path) -> None
 
 
 def test_invalid_and_bench_error_are_rows(tmp_path: Path) -> None:
-    plan = make_plan(servers=[{"name": "A", "kind": "command", "argv": fake_argv()}])
+    plan = make_plan(
+        servers=[{"name": "A", "kind": "command", "argv": fake_argv()}],
+        workloads=[{"scenarios": ["chat_short"], "concurrency": [1, 2, 3], "num_prompts": 4}],
+    )
     rd = create_run_dir(plan, tmp_path, None)
 
     async def bench(cfg: BenchConfig) -> BenchOutcome:
@@ -181,12 +184,15 @@ def test_invalid_and_bench_error_are_rows(tmp_path: Path) -> None:
             return BenchOutcome(
                 result={"completed": 4}, records=[], invalid_reason="client was the bottleneck"
             )
-        raise RuntimeError("all requests failed: connect")
+        if cfg.max_concurrency == 2:
+            raise RuntimeError("all requests failed: connect")
+        raise TimeoutError()
 
     execute(plan, rd, bench_fn=bench)
-    a, b = rd.summary()
+    a, b, c = rd.summary()
     assert a["status"] == "invalid" and a["invalid_reason"] == "client was the bottleneck"
     assert b["status"] == "failed" and b["error"] == "all requests failed: connect"
+    assert c["status"] == "failed" and c["error"] == "TimeoutError"  # never an empty error
 
 
 def test_cell_timeout(tmp_path: Path) -> None:
