@@ -308,7 +308,11 @@ def winmap_figure(view: ReportView, lang: str = "en") -> Figure:
             else:
                 face, hatch = colors.get(state, "#888888"), None
                 text_color = "#000000" if _luminance(face) > 0.5 else "#FFFFFF"
-                note = f"{ellipsize(short.get(state, state), 10)}\n{note}"
+                name = short.get(state, state)
+                if view.kind == "compare":  # the method's config that won this cell, as in the table
+                    cell = view.cell(scen, level, state)
+                    name = cell.picked if cell and cell.picked else name
+                note = f"{ellipsize(name, 14)}\n{note}"
             rect = Rectangle(
                 (j + 0.04, i + 0.06), 0.92, 0.88, facecolor=face, edgecolor="#999999", linewidth=0.5
             )
