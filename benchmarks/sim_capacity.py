@@ -143,6 +143,64 @@ def measure(
     }
 
 
+# ---- CPU cost per chunk, without sockets --------------------------------------------------------------
+def micro(conc: int, steps: int = 50) -> dict[str, float]:
+    """Python work per emitted chunk (engine step, encoding, the emit loop) with no-op transports."""
+    from specsweep.sim.faults import RequestFaults
+    from specsweep.sim.profile import Profile
+    from specsweep.sim.server import SimConfig, SimServer
+    from specsweep.sim.wire import CompletionsEncoder
+
+    class NullTransport:
+        def is_closing(self) -> bool:
+            return False
+
+        def write(self, data: bytes) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    async def run() -> dict[str, float]:
+        import yaml
+
+        prof = Profile(**yaml.safe_load(_profile_yaml(20.0, 3, conc)))
+        with tempfile.TemporaryDirectory() as tmp:
+            srv = SimServer(SimConfig(prof, truth=str(Path(tmp) / "t.jsonl")))
+            await srv._on_startup(srv.app)
+            assert srv._driver is not None
+            srv._driver.cancel()  # steps are driven by hand below
+            for i in range(conc):
+                r = srv._admit(
+                    "cmpl", "/v1/completions", prompt=f"p{i}", prompt_tokens=10, max_tokens=100_000,
+                    ignore_eos=True, temperature=0.0, stream=True, rf=RequestFaults(),
+                )  # fmt: skip
+                r.enc = CompletionsEncoder("cmpl-" + r.rid, 0, "m", 10, True, True)
+                r.transport = NullTransport()  # type: ignore[assignment]
+                srv._start(r)
+            eng = srv.engine
+            t = {"engine_step": 0.0, "encode": 0.0, "emit_loop": 0.0}
+            n = 0
+            for i in range(steps + 3):
+                t0 = time.perf_counter()
+                st = eng.step()
+                assert st is not None
+                t1 = time.perf_counter()
+                prepared = srv._prepare(st, 0.0)
+                t2 = time.perf_counter()
+                srv._emit(prepared, 0.0)
+                t3 = time.perf_counter()
+                if i >= 3:  # warm-up steps excluded
+                    t["engine_step"] += t1 - t0
+                    t["encode"] += t2 - t1
+                    t["emit_loop"] += t3 - t2
+                    n += len(st.emissions)
+            await srv._on_shutdown(srv.app)
+        return {f"{k}_us_per_chunk": round(v / n * 1e6, 2) for k, v in t.items()}
+
+    return asyncio.run(run())
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--concurrency", default="64,128,256,512")
@@ -151,8 +209,13 @@ def main() -> int:
     ap.add_argument("--duration", type=float, default=8.0)
     ap.add_argument("--warmup", type=float, default=2.0)
     ap.add_argument("--max-tokens", type=int, default=256)
+    ap.add_argument("--micro", action="store_true", help="only the CPU cost per chunk (no sockets)")
     ap.add_argument("--client", help=argparse.SUPPRESS)  # internal: run as the load process
     a = ap.parse_args()
+    if a.micro:
+        for c in (int(x) for x in a.concurrency.split(",")):
+            print(json.dumps({"concurrency": c, **micro(c)}), flush=True)
+        return 0
     if a.client:
         out = asyncio.run(_load(a.client, int(a.concurrency), a.duration, a.max_tokens))
         print(json.dumps(out))
