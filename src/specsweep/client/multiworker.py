@@ -243,6 +243,7 @@ class ProcessWorker:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            start_new_session=True,  # Ctrl-C reaches the driver only; it stops the workers (close/EOF)
         )
 
     def call(self, msg: tuple[Any, ...]) -> Any:
