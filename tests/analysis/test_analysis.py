@@ -246,3 +246,29 @@ def test_cli_table_and_kind_errors(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["report", str(tmp_path), "--kind", "compare"]) == 2
     assert "at least two methods" in capsys.readouterr().err
     assert main(["report", str(tmp_path / "nope")]) == 2
+
+
+def test_user_scenarios_from_the_manifest_give_class_and_dataset_checks(tmp_path: Path) -> None:
+    cfg = {"scenarios": {"ids_long": {"input_len": 12000, "output_len": 100, "dataset": "random-ids"}}}
+    make_run(tmp_path, "x", [row(*K3, "ids_long", 8, 1000), row(*K5, "ids_long", 8, 1200)], {"config": cfg})
+    v = build_view([tmp_path], "sweep")
+    assert v.cells[0].workload_class == "long_context"
+    assert "random_ids" in {c.kind for c in v.checks}
+
+
+def test_every_message_key_has_both_languages(tmp_path: Path) -> None:
+    from specsweep.report import i18n
+
+    assert set(i18n._TEXTS["en"]) == set(i18n._TEXTS["zh"])
+    missing = [
+        k
+        for k in i18n._LABELS["en"]
+        if k not in i18n._LABELS["zh"] and not k.startswith(("metric.", "value.none"))
+    ]
+    assert missing == []
+    make_run(tmp_path, "x", [row(*K3, "chat_short", c, t3) for c, t3 in ((1, 100), (8, 500), (64, 900))]
+             + [row(*K5, "chat_short", c, t5) for c, t5 in ((1, 120), (8, 400), (64, 905))])  # fmt: skip
+    v = build_view([tmp_path], "sweep")
+    for lang in ("en", "zh"):
+        md = render(v, "md", lang)
+        assert "{" not in md.replace('{"', "").replace("'{", "")  # every template filled

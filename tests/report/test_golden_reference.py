@@ -200,6 +200,9 @@ def test_json_views(results: Path, tmp_path: Path, lang: str) -> None:
     assert {"cuda_graph_cap", "below_block_size", "single_run"} <= checks
     cap = next(c for c in sweep["checks"] if c["kind"] == "cuda_graph_cap")
     assert cap["configs"] == ["DSpark(st=5)"] and cap["message"]["args"]["threshold"] == 86
+    aa = [n for n in sweep["notes"] if n["key"] == "note.aa_within"]  # chat_standard = stress_standard (A/A)
+    assert len(aa) == 1 and {aa[0]["args"]["s1"], aa[0]["args"]["s2"]} == {"chat_standard", "stress_standard"}
+    assert aa[0]["args"]["diffs"] == "2.99% (st=3, c=64), 4.02% (st=5, c=64)"
     recs = {(r["workload_class"], r["band"]): r for r in sweep["recommendations"]}
     assert recs[("chat", "high")]["config"] == "DSpark(st=3)"
     assert recs[("long_context", "low")]["config"] == "DSpark(st=5)"

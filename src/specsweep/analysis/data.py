@@ -17,6 +17,7 @@ from typing import Any
 from specsweep.errors import DataError
 from specsweep.records import RequestRecord
 from specsweep.store import RunDir, find_run_dirs
+from specsweep.workload.scenarios import Scenario, parse_scenarios
 
 Key = tuple[str, str, int]  # (label, scenario, concurrency)
 
@@ -61,6 +62,7 @@ class Dataset:
     manifests: list[dict[str, Any]]
     configs: dict[str, ConfigMeta]
     cells: dict[Key, CellData]
+    scenario_defs: dict[str, Scenario] = field(default_factory=dict)  # user scenarios from the manifests
 
     def scenarios(self) -> list[str]:
         return sorted({k[1] for k in self.cells})
@@ -154,4 +156,19 @@ def load(paths: Sequence[str | Path], *, with_records: bool = True) -> Dataset:
                 cell.bad.append(row)
     if not cells:
         raise DataError("no results in the run directories", file=", ".join(str(p) for p in paths))
-    return Dataset(list(rds), manifests, configs, cells)
+    return Dataset(list(rds), manifests, configs, cells, _scenario_defs(manifests))
+
+
+def _scenario_defs(manifests: list[dict[str, Any]]) -> dict[str, Scenario]:
+    """User scenarios recorded in the manifests' resolved config (built-ins need no record)."""
+    out: dict[str, Scenario] = {}
+    for m in manifests:
+        cfg = m.get("config")
+        sc = cfg.get("scenarios") if isinstance(cfg, dict) else None
+        if not sc:
+            continue
+        try:
+            out.update(parse_scenarios(sc))
+        except Exception:  # an unreadable record of a scenario only costs its workload class
+            continue
+    return out

@@ -189,7 +189,7 @@ def group_points(
 ) -> dict[tuple[str | None, str], list[tuple[str, int]]]:
     groups: dict[tuple[str | None, str], list[tuple[str, int]]] = {}
     for s, c in t.points:
-        wc = scenario_class(s) if by_class else None
+        wc = scenario_class(s, t.dataset.scenario_defs) if by_class else None
         groups.setdefault((wc, band_of(c, bands)[0]), []).append((s, c))
     return groups
 
@@ -228,7 +228,7 @@ def band_summaries(
 def class_decisions(t: Table, vs: list[PairVerdict]) -> list[GroupDecision]:
     by: dict[str, list[tuple[str, int]]] = {}
     for s, c in t.points:
-        by.setdefault(scenario_class(s), []).append((s, c))
+        by.setdefault(scenario_class(s, t.dataset.scenario_defs), []).append((s, c))
     out = []
     for wc, pts in by.items():
         d = decide_group(t, vs, pts, wc, ("all", 1, None))
@@ -321,6 +321,8 @@ def domain_checks(
                 datasets.add(str(r["dataset"]))
             if r.get("ignore_eos"):
                 ignore_eos = True
+    defs = {**BUILTIN, **ds.scenario_defs}
+    datasets.update(defs[s].dataset for s in t.scenarios() if s in defs)
     spec_cols = [c.label for c in t.columns if c.method.lower() not in _NO_SPEC]
     if "random-ids" in datasets:
         out.append(CheckData("random_ids", "warn", spec_cols, [], {"dataset": "random-ids"}))

@@ -118,7 +118,7 @@ def _verdict(v: core.PairVerdict) -> V.Verdict:
 def _cells(t: core.Table, keys: list[str]) -> list[V.Cell]:
     out = []
     for s, c in t.points:
-        wc = recommend.scenario_class(s)
+        wc = recommend.scenario_class(s, t.dataset.scenario_defs)
         for col in t.columns:
             e = t.entry(col.label, s, c)
             d = e.data if e else None
@@ -576,6 +576,53 @@ def _notes(t: core.Table) -> list[V.Msg]:
     ]
 
 
+def _aa_scenarios(t: core.Table, noise: core.Noise) -> list[V.Msg]:
+    """Scenarios with identical definitions under different names are an A/A check of the setup."""
+    from specsweep.workload.scenarios import BUILTIN
+
+    defs = {**BUILTIN, **t.dataset.scenario_defs}
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for s in t.scenarios():
+        sc = defs.get(s)
+        if sc is not None:
+            key = (
+                sc.input_len,
+                sc.output_len,
+                sc.range_ratio,
+                sc.range_mode,
+                sc.dataset,
+                sc.dataset_path,
+                sc.num_groups,
+                sc.prefix_len,
+            )
+            groups.setdefault(key, []).append(s)
+    out = []
+    for key, names in groups.items():
+        for i in range(len(names)):
+            for j in range(i + 1, len(names)):
+                s1, s2 = names[i], names[j]
+                diffs = []
+                for col in t.columns:
+                    for c in sorted(set(t.levels(s1)) & set(t.levels(s2))):
+                        v1, v2 = (
+                            t.value(col.label, s1, c, core.PRIMARY),
+                            t.value(col.label, s2, c, core.PRIMARY),
+                        )
+                        if v1 and v2:
+                            diffs.append((math.expm1(abs(math.log(v1 / v2))), col.short, c))
+                if not diffs:
+                    continue
+                worst = max(d[0] for d in diffs)
+                args: dict[str, Any] = {
+                    "s1": s1, "s2": s2, "input_len": key[0], "output_len": key[1], "max_diff": worst, "floor": noise.floor,
+                    "diffs": ", ".join(f"{d:.2%} ({lab}, c={c})" for d, lab, c in diffs),
+                }  # fmt: skip
+                out.append(
+                    V.Msg(key="note.aa_within" if worst <= noise.floor else "note.aa_beyond", args=args)
+                )
+    return out
+
+
 def build_view(
     run_dirs: Sequence[str | Path],
     kind: str = "sweep",
@@ -679,5 +726,5 @@ def build_view(
         verdicts=[_verdict(v) for v in vs], latency_verdicts=[_verdict(v) for v in lat], winners=winners,
         findings=_band_findings(t, vs, ws, skip, bands), class_best=_class_best(t, vs, skip), gaps=_gaps(t, vs, ws),
         anomalies=anomaly_views, crossovers=cross_views, recommendations=recs, schedule=sched, checks=checks,
-        compare=compare, next_steps=_next_steps(t, parts, noise, prov), lossless=lossless, notes=_notes(t),
+        compare=compare, next_steps=_next_steps(t, parts, noise, prov), lossless=lossless, notes=_aa_scenarios(t, noise) + _notes(t),
     )  # fmt: skip

@@ -585,3 +585,19 @@ _t(
     "request_throughput).",
     "{config}：导入结果中没有 {keys}，由其他字段计算得出（如 duration = completed / request_throughput）。",
 )
+_t(
+    "note.aa_within",
+    "{s1} and {s2} have the same definition ({input_len}/{output_len} tokens), so together they are an A/A check: "
+    "the same config at the same concurrency differs by {diffs} in Total tok/s - within the {floor:.0%} noise floor "
+    "used here.",
+    "{s1} 与 {s2} 的定义相同（{input_len}/{output_len} token），可视为 A/A 对照：同一配置、同一并发下 Total tok/s "
+    "相差 {diffs}，在本报告使用的 {floor:.0%} 噪声阈值以内。",
+)
+_t(
+    "note.aa_beyond",
+    "{s1} and {s2} have the same definition ({input_len}/{output_len} tokens), so together they are an A/A check: "
+    "the same config at the same concurrency differs by {diffs} in Total tok/s - more than the {floor:.0%} noise "
+    "floor used here, so differences up to {max_diff:.1%} are not evidence either.",
+    "{s1} 与 {s2} 的定义相同（{input_len}/{output_len} token），可视为 A/A 对照：同一配置、同一并发下 Total tok/s "
+    "相差 {diffs}，超过本报告使用的 {floor:.0%} 噪声阈值，因此 {max_diff:.1%} 以内的差异同样不能作为依据。",
+)
