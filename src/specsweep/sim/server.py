@@ -16,8 +16,9 @@ Endpoints (shapes as vLLM / SGLang write them; see ``wire.py``)::
     GET  /metrics  /version        POST /tokenize
 
 With ``truth`` set, one JSON line per request records when each chunk was written to the socket
-(``mono_ns``: time.monotonic_ns(), ``epoch_ns``: time.time_ns(), ``sched_mono_ns``: the engine's
-scheduled time on the monotonic clock) and the tokens it carried.
+(``mono_ns``: time.monotonic_ns() as the bytes were handed to send(2), so a client on the same machine
+never sees them earlier; ``epoch_ns``: the same instant on time.time_ns(); ``sched_mono_ns``: the
+engine's scheduled time on the monotonic clock) and the tokens it carried.
 """
 
 from __future__ import annotations
@@ -341,10 +342,10 @@ class SimServer:
             if flags & _HOLD and req.stalled:  # (a stall released since prepare: write as usual)
                 self._hold(req, frame, n, sched_ns, bool(flags & _FINISHED))
                 continue
-            t.write(frame)
-            if req.truth is not None:
+            if req.truth is not None:  # stamped as the bytes go to send(2): a reader cannot see them earlier
                 m = mono()
                 req.truth.append((m, m + to_epoch, sched_ns, n))
+            t.write(frame)
             if flags & _FINISHED:
                 finished.append(req)
             elif flags & _DISCONNECT:
@@ -382,7 +383,7 @@ class SimServer:
             self.engine.abort(req.rid)
             self._finish(req)
             return
-        now_m, now_e = time.monotonic_ns(), time.time_ns()
+        now_m, now_e = time.monotonic_ns(), time.time_ns()  # before the write, as in _emit
         t.write(b"".join(chunks))
         if req.truth is not None:
             req.truth[:] = [(m or now_m, e or now_e, s, n) for m, e, s, n in req.truth]
