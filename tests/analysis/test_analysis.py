@@ -272,3 +272,18 @@ def test_every_message_key_has_both_languages(tmp_path: Path) -> None:
     for lang in ("en", "zh"):
         md = render(v, "md", lang)
         assert "{" not in md.replace('{"', "").replace("'{", "")  # every template filled
+
+
+def test_error_burst_from_records(tmp_path: Path) -> None:
+    rd = make_run(tmp_path, "x", [])
+    recs = _recs(10, 1.0)
+    for r in recs[2:6]:  # four failures within 4 ms of each other
+        r.error_kind, r.chunk_ns, r.output_tokens = "timeout", [], 0
+    for label, method, params in (K3, K5):
+        r = row(label, method, params, "s", 8, 1000, failed=4 if label == K3[0] else 0)
+        rd.write_records(r["cell_id"], 0, recs if label == K3[0] else _recs(10, 1.0))
+        rd.append_summary(r)
+    v = build_view([tmp_path], "sweep")
+    (a,) = [a for a in v.anomalies if a.kind == "error_burst"]
+    assert a.data["kinds"] == {"timeout": 4} and a.data["max_in_1s"] == 4
+    assert "4 of them within one second" in render(v, "md", "en")

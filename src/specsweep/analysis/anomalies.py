@@ -133,8 +133,13 @@ def run_problems(t: Table) -> list[AnomalyData]:
         n_failed_runs = sum(1 for r in d.bad if r.get("status") == "failed")
         if failed > 0 or n_failed_runs:
             kinds: Counter[str] = Counter()
+            max_1s = 0
             for recs in d.records:
                 kinds.update(r.error_kind for r in recs if r.error_kind and not r.is_warmup)
+                max_1s = max(
+                    max_1s,
+                    _max_in_window([r.end_ns or r.send_ns for r in recs if r.error_kind and not r.is_warmup]),
+                )
             if not kinds:
                 for r in d.ok + d.bad:
                     ebk = r.get("errors_by_kind")
@@ -146,7 +151,7 @@ def run_problems(t: Table) -> list[AnomalyData]:
                     {
                         "config": d.label, "failed": failed, "completed": done, "failed_runs": n_failed_runs,
                         "share": failed / (failed + done) if failed + done else 1.0,
-                        "kinds": dict(kinds),
+                        "kinds": dict(kinds), "max_in_1s": max_1s,
                         "error": next((str(r.get("error")) for r in d.bad if r.get("error")), ""),
                     },
                 )
@@ -160,6 +165,17 @@ def run_problems(t: Table) -> list[AnomalyData]:
             seen.add(key)
             uniq.append(a)
     return uniq
+
+
+def _max_in_window(times_ns: list[int], window_ns: int = 1_000_000_000) -> int:
+    """Most events within any window of ``window_ns`` (how bursty the failures were)."""
+    ts = sorted(times_ns)
+    best = lo = 0
+    for hi, t in enumerate(ts):
+        while t - ts[lo] > window_ns:
+            lo += 1
+        best = max(best, hi - lo + 1)
+    return best
 
 
 def find_all(t: Table, vs: list[PairVerdict], noise: Noise) -> list[AnomalyData]:

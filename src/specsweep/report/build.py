@@ -373,6 +373,10 @@ def _anomaly_view(t: core.Table, a: an.AnomalyData) -> V.Anomaly:
         if d.get("error"):
             kt += f"; {d['error']}"
         args = {"config": d["config"], "failed": d["failed"], "share": d["share"], "kinds_text": kt}
+        if d.get("max_in_1s"):
+            args["max_in_1s"] = d["max_in_1s"]
+            return V.Anomaly(scenario=a.scenario, concurrency=a.concurrency, kind="error_burst", configs=a.configs,
+                             evidence=V.Msg(key="anomaly.error_burst_window", args=args), data=_jsonable(d))  # fmt: skip
     return V.Anomaly(scenario=a.scenario, concurrency=a.concurrency, kind=a.kind, configs=a.configs,  # type: ignore[arg-type]
                      evidence=V.Msg(key=f"anomaly.{a.kind}", args=args), data=_jsonable(d))  # fmt: skip
 

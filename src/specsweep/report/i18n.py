@@ -601,3 +601,8 @@ _t(
     "{s1} 与 {s2} 的定义相同（{input_len}/{output_len} token），可视为 A/A 对照：同一配置、同一并发下 Total tok/s "
     "相差 {diffs}，超过本报告使用的 {floor:.0%} 噪声阈值，因此 {max_diff:.1%} 以内的差异同样不能作为依据。",
 )
+_t(
+    "anomaly.error_burst_window",
+    "{config}: {failed} failed requests ({share:.1%} of all){kinds_text}; up to {max_in_1s} of them within one second.",
+    "{config}：{failed} 个请求失败（占 {share:.1%}）{kinds_text}；其中最多 {max_in_1s} 个集中在 1 秒内。",
+)
