@@ -7,10 +7,13 @@ from typing import Any
 import aiohttp
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from specsweep.client.dialects import StreamState, get_dialect
 from specsweep.sim.server import start_server
-from specsweep.sim.textgen import lossless_text
+from specsweep.sim.textgen import lossless_text, word_table
+from specsweep.sim.wire import ChatEncoder, CompletionsEncoder, GenerateEncoder
 from specsweep.workload.tokenizer import BuiltinTokenizer
 
 from .simhttp import (
@@ -350,3 +353,52 @@ def test_served_model_name_is_the_only_model() -> None:
         return mid, ok, other
 
     assert run(_with_server(go, served_model_name="my-model")) == ("my-model", 200, 404)
+
+
+_word_idx = st.lists(st.integers(0, len(word_table()[0]) - 1), min_size=1, max_size=8)
+
+
+@given(
+    st.lists(_word_idx, min_size=1, max_size=6),
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from(["length", "stop"]),
+)
+def test_encoders_write_valid_json_events(
+    chunks: list[list[int]], include: bool, cont: bool, fr: str
+) -> None:
+    """Every event of every encoder parses, and its counts and text add up, for any words and splits."""
+    words, ids = word_table()
+    encs = [
+        CompletionsEncoder("cmpl-1", 1, 'model "q"', 7, include, cont),
+        ChatEncoder("chatcmpl-1", 1, "m", 7, include, cont),
+    ]
+    for enc in encs:
+        stream = enc.start()
+        n = 0
+        for i, c in enumerate(chunks):
+            n += len(c)
+            last = i == len(chunks) - 1
+            stream += enc.chunk(b"".join(words[j] for j in c), n, fr if last else None)
+        stream += enc.end(n)
+        events = [e for e in stream.split(b"\n\n") if e]
+        assert all(e.startswith(b"data: ") for e in events) and events[-1] == b"data: [DONE]"
+        objs = [orjson.loads(e[6:]) for e in events[:-1]]
+        content = [o for o in objs if o["choices"]]
+        key = "text" if isinstance(enc, CompletionsEncoder) else None
+        texts = [o["choices"][0]["text"] if key else o["choices"][0]["delta"]["content"] for o in content]
+        assert TOK.count("".join(texts)) == n
+        assert content[-1]["choices"][0]["finish_reason"] == fr
+        assert (objs[-1]["choices"] == []) == include
+        if cont:
+            assert content[-1]["usage"]["completion_tokens"] == n
+    gen = GenerateEncoder("r1", 7, spec=True)
+    n = 0
+    for i, c in enumerate(chunks):
+        n += len(c)
+        gen.add(b"".join(words[j] for j in c), [ids[j] for j in c])
+        last = i == len(chunks) - 1
+        o = orjson.loads(gen.event(n, i, fr if last else None, 0.5 if last else None)[6:])
+        assert o["meta_info"]["completion_tokens"] == n == len(o["output_ids"]) == TOK.count(o["text"])
+        assert TOK.encode(o["text"]) == o["output_ids"]
+    assert o["meta_info"]["finish_reason"]["type"] == fr

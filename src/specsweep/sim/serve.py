@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from specsweep.errors import UsageError
-from specsweep.sim.faults import Faults, parse_faults
+from specsweep.sim.faults import FAULT_KEYS, Faults, parse_faults
 from specsweep.sim.profile import Profile, list_profiles, load_profile
 from specsweep.sim.server import DEFAULT_MAX_MODEL_LEN, ServerHandle, start_server
 
@@ -41,8 +41,8 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--faults",
-        help="fault injection, e.g. 'error_rate=0.1,error_status=503,stall_after_tokens=5,stall_s=30' "
-        "(keys: see specsweep.sim.faults)",
+        help="fault injection: KEY=VALUE items separated by ',' or ';', e.g. "
+        "'error_rate=0.1,error_status=503;stall_after_tokens=5,stall_s=30'; keys: " + ", ".join(FAULT_KEYS),
     )
     p.add_argument("--served-model-name", help="model id to serve (default: the profile's model_name)")
     p.add_argument("--max-model-len", type=int, default=DEFAULT_MAX_MODEL_LEN, help="context length")

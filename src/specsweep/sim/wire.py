@@ -185,8 +185,3 @@ class GenerateEncoder:
 
     def malformed(self) -> bytes:
         return b'data: {"text":"' + bytes(self._text) + b"\n\n"
-
-
-def chunked(data: bytes) -> bytes:
-    """One HTTP/1.1 chunked-transfer frame."""
-    return b"%x\r\n%b\r\n" % (len(data), data)
