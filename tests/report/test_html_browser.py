@@ -87,7 +87,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 class Page:
     """One tab over CDP: send commands, collect events."""
 
-    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+    def __init__(self, ws: Any) -> None:  # aiohttp.ClientWebSocketResponse
         self.ws = ws
         self.n = 0
         self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
@@ -117,7 +117,7 @@ class Page:
         reply = await asyncio.wait_for(fut, 60)
         if "error" in reply:
             raise AssertionError(f"{method}: {reply['error']}")
-        return reply["result"]  # type: ignore[no-any-return]
+        return reply["result"]
 
     def event(self, name: str) -> asyncio.Future[dict[str, Any]]:
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -335,9 +335,14 @@ def test_report_without_javascript(browser: str, reference_dir: Path, tmp_path: 
             assert all(w > 300 and h > 100 for _k, w, h, _n in sizes), sizes
             # the sorter did not run: headers are plain, tables are still all there
             assert await page.js("document.querySelectorAll('table.js-sortable').length") == 0
-            assert await page.js("document.querySelectorAll('#core-table tbody tr').length") == len(
-                view.cells
-            )
+            n_rows = await page.js("document.querySelectorAll('#core-table tbody tr').length")
+            assert n_rows == len(view.cells)
+            # printed: no navigation box, plots still drawn
+            await page.send("Emulation.setEmulatedMedia", media="print")
+            assert await page.js("getComputedStyle(document.querySelector('nav.toc')).display") == "none"
+            sizes = await page.js(PLOT_SIZES)
+            assert all(w > 300 and h > 100 for _k, w, h, _n in sizes), sizes
+            await _screenshot(page, ARTIFACTS / "report-print.png")
             assert page.errors() == []
 
     asyncio.run(go())

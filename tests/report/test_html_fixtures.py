@@ -104,7 +104,7 @@ def _verdict(scen: str, c: int, a: str, b: str, av: float, bv: float, floor: flo
         metric="total_throughput",
         a=a,
         b=b,
-        verdict=v,  # type: ignore[arg-type]
+        verdict=v,
         effect=effect,
         ci_low=effect - floor,
         ci_high=effect + floor,

@@ -233,10 +233,9 @@ def metric_figure(view: ReportView, key: str, *, accept: bool = False) -> Figure
         _concurrency_axis(ax, levels)
         ax.set_title(ellipsize(scen, 34), loc="left")
         ax.set_ylim(0, top * 1.1 if top > 0 else 1)
-        if i % ncols == 0:
-            ax.set_ylabel(ylabel)
         if i // ncols == nrows - 1 or i + ncols >= len(scenarios):
             ax.set_xlabel("Concurrency")
+    fig.supylabel(ylabel, x=0.08 / width, ha="left", fontsize=9)
     handles = [
         Line2D([], [], color=colors[c.label], marker=MARKERS[j % len(MARKERS)], markersize=4, linewidth=1.4)
         for j, c in enumerate(view.configs)
