@@ -175,6 +175,12 @@ def test_compare_markdown_has_every_reference_number(
 def test_json_views(results: Path, tmp_path: Path, lang: str) -> None:
     sweep = json.loads(_report(results, tmp_path, "sweep", lang, "json"))
     comp = json.loads(_report(results, tmp_path, "compare", lang, "json"))
+    from specsweep.report.view import ReportView
+
+    assert ReportView.model_validate(comp).lang == lang  # the JSON file is the view model
+    tie = next(w for w in sweep["winners"] if (w["scenario"], w["concurrency"]) == ("chat_standard", 64))
+    assert tie["winner"] is None and tie["verdict"]["verdict"] == "tie"
+    assert all(a["evidence"]["text"] for a in sweep["anomalies"])
     gains = [f"{w['gain'] * 100:.2f}%" for w in sweep["winners"]]
     assert gains == SWEEP_GAINS
     assert [f"{w['gain'] * 100:.2f}%" for w in comp["winners"]] == COMPARE_GAINS

@@ -28,7 +28,7 @@ def render(view: ReportView, fmt: str = "md", lang: str = "en") -> str:
 
         return render_markdown(view, lang)
     if fmt == "json":
-        return view.to_json() + "\n"
+        return json_with_texts(view, lang) + "\n"
     if fmt == "html":
         try:
             from specsweep.report.html import render_html  # written alongside the plots
@@ -59,3 +59,29 @@ def write_report(view: ReportView, path: str | Path, fmt: str = "md", lang: str 
     p = Path(path)
     atomic_write_bytes(p, render(view, fmt, lang).encode("utf-8"))
     return p
+
+
+def json_with_texts(view: ReportView, lang: str) -> str:
+    """The view model as JSON, every message also rendered (``text``) in ``lang`` for JSON consumers."""
+    import json
+
+    from specsweep.report.i18n import text
+    from specsweep.report.view import Msg
+
+    def walk(x: object) -> object:
+        if isinstance(x, dict):
+            if (
+                set(x) == {"key", "args", "text"}
+                and isinstance(x["key"], str)
+                and isinstance(x["args"], dict)
+            ):
+                return {**x, "text": text(Msg(key=x["key"], args=x["args"]), lang)}
+            return {k: walk(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [walk(v) for v in x]
+        return x
+
+    data = walk(view.model_dump(mode="json"))
+    assert isinstance(data, dict)
+    data["lang"] = lang
+    return json.dumps(data, ensure_ascii=False, indent=2)

@@ -44,6 +44,7 @@ class Msg(_Frozen):
 
     key: str
     args: dict[str, ArgValue] = Field(default_factory=dict)
+    text: str | None = None  # filled only in ``--format json`` output, in the report's language
 
 
 class MetricSpec(_Frozen):
@@ -290,6 +291,7 @@ class ReportView(_Frozen):
     schema_version: str = VIEW_SCHEMA
     kind: Literal["sweep", "compare"]
     lang_neutral: bool = True
+    lang: str | None = None  # set only in ``--format json`` output, where every Msg also has its ``text``
     title: Msg
     provenance: Provenance
     primary_metric: str = "total_throughput"
