@@ -242,3 +242,28 @@ def test_export_plots(tmp_path: Path, fmt: str) -> None:
         assert p.stat().st_size > 5000
     with pytest.raises(UsageError, match="png, svg"):
         plots.export_plots(view, tmp_path, "jpg")
+
+
+def test_sparse_views_render() -> None:
+    """No cells at all, or one config (nothing to compare): sections drop out, nothing crashes."""
+    h = hostile_view()
+    empty = h.model_copy(
+        update={
+            "cells": [], "winners": [], "verdicts": [], "compare": None, "gaps": [], "anomalies": [],
+            "crossovers": [], "recommendations": [], "schedule": [], "checks": [], "findings": [],
+            "class_best": [], "lossless": None, "next_steps": [], "notes": [],
+        }
+    )  # fmt: skip
+    page = render_html(empty, "zh")
+    assert "<svg" not in page and '<section id="core">' in page and '<section id="winners">' not in page
+    one = h.model_copy(
+        update={
+            "configs": h.configs[:1],
+            "cells": [c for c in h.cells if c.config == h.configs[0].label],
+            "winners": [],
+            "compare": None,
+        }
+    )
+    page = render_html(one, "en")
+    keys = re.findall(r'<figure class="plot" id="fig-[^"]+" data-plot="([^"]+)"', page)
+    assert "winmap" not in keys and "metric-total_throughput" in keys and "accept_length" in keys
