@@ -91,3 +91,22 @@ def test_restart_appends_to_the_same_log(tmp_path: Path) -> None:
     text = (tmp_path / "logs" / "fake.log").read_text()
     assert "launch 1 of fake" in text and "launch 2 of fake" in text
     assert len(s.launches) == 2 and all("stopped_at" in x for x in s.launches)
+
+
+def test_url_kind_checks_readiness_and_leaves_the_server_alone(tmp_path: Path) -> None:
+    owner = server(tmp_path, "--model", "remote-m")
+    owner.start()
+    try:
+        spec = ServerSpec(name="u", kind="url", url=owner.base_url + "/")
+        u = ManagedServer(ServerConfig("u", spec, {}, {}), tmp_path / "u.log", ready_timeout_s=10)
+        u.start()
+        assert u.base_url == owner.base_url and u.model_id == "remote-m" and u.version == "fake-1.2.3"
+        assert u.describe()["argv"] is None
+        u.stop()
+        assert owner.alive()  # stopping a url server stops nothing
+    finally:
+        owner.stop()
+    spec = ServerSpec(name="u", kind="url", url=owner.base_url)
+    gone = ManagedServer(ServerConfig("u", spec, {}, {}), tmp_path / "u.log", ready_timeout_s=1)
+    with pytest.raises(ServerError, match=r"not ready after 1 s \(waiting for health"):
+        gone.start()
