@@ -207,7 +207,7 @@ def _band_findings(
             "wins": d.wins, "losses": d.losses, "ties": d.ties, "gain": d.expected_gain,
             "config": _short(t, d.config or (d.alternatives[0] if d.alternatives else None)),
             "other": _short(t, d.runner_up if d.config else (d.alternatives[1] if len(d.alternatives) > 1 else None)),
-            **_max_gap(t, ws, set(d.points)),
+            **_max_gap(t, ws, set(d.points) - skip),
         }  # fmt: skip
         if d.config is None:
             key = "band.tie"
@@ -218,6 +218,8 @@ def _band_findings(
             )
             if p99 is not None:
                 key, args["p99"] = "band.winner_p99", p99
+        elif d.wins >= 2 * d.losses and d.wins > d.ties:
+            key = "band.mostly"
         else:
             key = "band.mixed"
         out.append(

@@ -606,3 +606,10 @@ _t(
     "{config}: {failed} failed requests ({share:.1%} of all){kinds_text}; up to {max_in_1s} of them within one second.",
     "{config}：{failed} 个请求失败（占 {share:.1%}）{kinds_text}；其中最多 {max_in_1s} 个集中在 1 秒内。",
 )
+_t(
+    "band.mostly",
+    "**{band_label} (c={levels})**: `{config}` is ahead in most cells - it wins {wins} of {n} against `{other}`, "
+    "loses {losses}, ties {ties}; the largest gap is {max_leader} +{max_gain:.1%} at {max_scenario} c={max_c}.",
+    "**{band_label}（c={levels}）**：`{config}` 在多数点更优——对 `{other}` 在 {n} 个点中胜 {wins}、负 {losses}、"
+    "平 {ties}；最大差距为 {max_scenario} c={max_c} 时 {max_leader} 高 {max_gain:.1%}。",
+)
