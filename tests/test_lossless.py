@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -43,16 +48,66 @@ def test_divergence_is_the_first_differing_token(xs: list[str], ys: list[str]) -
         assert i == min(len(xs), len(ys)) or xs[i] != ys[i]
 
 
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _sim(*extra: str) -> tuple[subprocess.Popen[bytes], str]:
+    """`specsweep sim serve` (the public command) on a free port; returns once /health answers."""
+    port = _free_port()
+    cmd = [
+        sys.executable,
+        "-m",
+        "specsweep",
+        "sim",
+        "serve",
+        "--profile",
+        "toy",
+        "--port",
+        str(port),
+        "--time-scale",
+        "100",
+        *extra,
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"sim serve exited: {proc.stderr.read().decode() if proc.stderr else ''}")
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=1) as r:
+                if r.status == 200:
+                    return proc, url
+        except OSError:
+            time.sleep(0.1)
+    proc.terminate()
+    raise RuntimeError("sim serve did not become healthy in 30 s")
+
+
 @pytest.fixture(scope="module")
 def two_servers():
-    sim = pytest.importorskip("specsweep.sim.server")
-    args = ["--profile", "toy", "--port", "0", "--time-scale", "100"]
-    with (
-        sim.SubprocessServer(*args) as good,
-        sim.SubprocessServer(*args) as same,
-        sim.SubprocessServer(*args, "--faults", "diverge=1") as bad,
-    ):
-        yield good.url, same.url, bad.url
+    procs = []
+    try:
+        urls = []
+        for extra in ((), (), ("--faults", "diverge=1")):
+            p, u = _sim(*extra)
+            procs.append(p)
+            urls.append(u)
+        yield tuple(urls)
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            if p.stderr:
+                p.stderr.close()
 
 
 @pytest.mark.timeout(120)
@@ -107,6 +162,22 @@ def test_check_lossless_against_sim_servers(two_servers: tuple[str, str, str], t
     for div in d2["divergences"]:
         assert 0 <= div["token_index"] < 24
         assert div["a_context"] != div["b_context"]
+    out3 = tmp_path / "native.json"
+    args = [
+        "--base-url",
+        good,
+        "--base-url",
+        bad,
+        "--num-prompts",
+        "3",
+        "--max-tokens",
+        "16",
+        "--backend",
+        "sglang",
+    ]
+    assert main(["check-lossless", *args, "-o", str(out3)]) == 0
+    d3 = json.loads(out3.read_text())
+    assert d3["backend"] == "sglang" and d3["errors"] == 0 and d3["identical"] < 3
     view = load_lossless_view(out2)
     assert view.n_prompts == 6 and view.share_identical == d2["share_identical"]
 
