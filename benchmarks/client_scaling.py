@@ -53,8 +53,9 @@ def _firehose() -> Any:
 
 
 def serve_burst(chunks: int, gap_ms: float, burst: int) -> None:
-    """The firehose, writing ``burst`` chunks (each stamped) per stream per tick in one write: a server
-    that spends less CPU per chunk than the client, so that the client is what saturates."""
+    """The firehose (benchmarks/firehose.py's Server) or, with ``burst`` > 1, a variant writing ``burst``
+    chunks (each stamped) per stream per tick in one write: a server that spends less CPU per chunk
+    than the client, so that the client is what saturates. Prints ``firehose listening on URL``."""
     fh = _firehose()
 
     class Burst(fh.Server):  # type: ignore[misc, name-defined]
@@ -91,7 +92,7 @@ def serve_burst(chunks: int, gap_ms: float, burst: int) -> None:
                 await asyncio.sleep(max(0.0, nxt - loop.time()))
 
     async def run() -> None:
-        srv = Burst(chunks, gap_ms, 1)
+        srv = Burst(chunks, gap_ms, 1) if burst > 1 else fh.Server(chunks, gap_ms, 1)
         server = await asyncio.get_running_loop().create_server(
             lambda: fh.Proto(srv), "127.0.0.1", 0, backlog=4096
         )
@@ -102,19 +103,18 @@ def serve_burst(chunks: int, gap_ms: float, burst: int) -> None:
 
 
 def start_firehose(chunks: int, gap_ms: float, burst: int = 1) -> tuple[subprocess.Popen[str], str]:
-    if burst > 1:
-        cmd = [
-            sys.executable,
-            __file__,
-            "--serve-burst",
-            str(burst),
-            "--chunks",
-            str(chunks),
-            "--sat-gap-ms",
-            str(gap_ms),
-        ]
-    else:
-        cmd = [sys.executable, str(HERE / "firehose.py"), "--chunks", str(chunks), "--gap-ms", str(gap_ms)]
+    """The firehose in its own process and session, on the standard asyncio loop (firehose.py's own
+    main installs uvloop when present, whose transports its protocol does not accept)."""
+    cmd = [
+        sys.executable,
+        __file__,
+        "--serve-burst",
+        str(burst),
+        "--chunks",
+        str(chunks),
+        "--sat-gap-ms",
+        str(gap_ms),
+    ]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, start_new_session=True)
     assert p.stdout is not None
     return p, p.stdout.readline().strip().rsplit(" ", 1)[-1]
@@ -128,14 +128,14 @@ def cpu_s(pid: int) -> float:
 
 
 def one_run(
-    url: str, workers: int, conc: int, chunks: int, n: int, rate: float, server_pid: int
+    url: str, workers: int, conc: int, chunks: int, n: int, rate: float, server_pid: int, seed: int = 1
 ) -> dict[str, Any]:
     """Closed loop at ``conc`` when ``rate`` is inf, else open loop (Poisson) at ``rate`` req/s."""
     sc = Scenario(name="firehose", input_len=8, output_len=chunks, range_ratio=1.0)
     closed = math.isinf(rate)
     cfg = BenchConfig(base_url=url, scenario=sc, backend="vllm", model="firehose", num_prompts=n,
                       max_concurrency=conc if closed else None, request_rate=rate, warmup_requests=conc,
-                      warmup_sleep_s=0.2, keep_text=True, scrape_metrics=False, quiet=True, workers=workers)  # fmt: skip
+                      warmup_sleep_s=0.2, seed=seed, keep_text=True, scrape_metrics=False, quiet=True, workers=workers)  # fmt: skip
     srv0 = cpu_s(server_pid)
     out: BenchOutcome = asyncio.run(run_multiworker_async(cfg) if workers > 1 else run_bench_async(cfg))
     srv_cpu = cpu_s(server_pid) - srv0  # includes warmup: an upper bound on the measured part
@@ -175,10 +175,12 @@ def series(
     rows = []
     try:
         for rep in range(repeats):
-            order = (1, workers) if rep % 2 == 0 else (workers, 1)  # alternate: drift hits both alike
+            # Alternate the order (drift hits both alike); a new arrival schedule per repeat (seed), the
+            # same for both, so a tick-based server's phase does not favour one side run after run.
+            order = (1, workers) if rep % 2 == 0 else (workers, 1)
             for w in order:
                 row = {"concurrency": conc, "gap_ms": gap_ms, "rate": rate, "repeat": rep,
-                       **one_run(url, w, conc, chunks, n, rate, proc.pid)}  # fmt: skip
+                       **one_run(url, w, conc, chunks, n, rate, proc.pid, seed=1 + rep)}  # fmt: skip
                 rows.append(row)
                 print(" ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()),
                       flush=True)  # fmt: skip
@@ -217,13 +219,15 @@ def main() -> None:
     t0 = time.time()
     c, n = args.sat_concurrency, args.workers
     sat = series(c, args.sat_gap_ms, args.chunks, 2 * c, math.inf, n, args.repeats, args.burst)
-    lat = series(16, args.lat_gap_ms, args.chunks, int(args.lat_rate * 4), args.lat_rate, n, args.repeats)
+    plain = series(c, args.sat_gap_ms, args.chunks, 2 * c, math.inf, n, args.repeats)
+    lat = series(16, args.lat_gap_ms, args.chunks, int(args.lat_rate * 6), args.lat_rate, n, args.repeats)
     wall = time.time() - t0
     load1 = os.getloadavg()[0]
     s1, sn = [r for r in sat if r["workers"] == 1], [r for r in sat if r["workers"] == n]
     l1, ln = [r for r in lat if r["workers"] == 1], [r for r in lat if r["workers"] == n]
     gain = med(sn, "chunks_per_s") / med(s1, "chunks_per_s")
-    client_us = med(s1, "client_us_per_chunk")
+    p1, pn = [r for r in plain if r["workers"] == 1], [r for r in plain if r["workers"] == n]
+    client_us = med(p1, "client_us_per_chunk")
     per_core = 1e6 / client_us
     in_flight = args.lat_rate * args.chunks * args.lat_gap_ms / 1000
     lines = [
@@ -241,9 +245,7 @@ def main() -> None:
         "",
         f"The server here is the firehose writing {args.burst} chunks per stream per write every "
         f"{args.sat_gap_ms:g} ms (each chunk its own SSE event with its own stamp): it spends less CPU per "
-        "chunk than the client, so the client is what saturates. With the plain firehose (one write per "
-        "chunk) the server costs about as much per chunk as the client, and on 2 shared cores it "
-        "saturates first: then a second worker only takes CPU from it (measured: 0.8-1.0x).",
+        "chunk than the client, so the client is what saturates.",
         "",
         "| workers | achieved chunks/s | client CPU (share of a core, per worker) | client CPU µs/chunk | "
         "server CPU µs/chunk | loop lag p99 (ms) |",
@@ -256,6 +258,18 @@ def main() -> None:
     lines += [
         "",
         f"**{n} workers: {gain:.2f}x the chunks/s of one** against the same server (median of medians).",
+        "",
+        f"The plain firehose (one write per chunk, {c * 1000 / args.sat_gap_ms:,.0f} chunks/s offered) costs "
+        "about as much CPU per chunk as the client; on 2 shared cores it saturates first, and a second "
+        "worker can only take CPU from it:",
+        "",
+        "| workers | achieved chunks/s | client CPU µs/chunk | server CPU µs/chunk |",
+        "|---:|---:|---:|---:|",
+        *(
+            f"| {w} | {spread(rows, 'chunks_per_s', 0)} | {med(rows, 'client_us_per_chunk'):.1f} | "
+            f"{med(rows, 'server_us_per_chunk'):.1f} |"
+            for w, rows in ((1, p1), (n, pn))
+        ),
         "",
         f"## Same numbers: open loop {args.lat_rate:g} req/s (about {in_flight:.0f} in flight, "
         f"{in_flight * 1000 / args.lat_gap_ms:,.0f} chunks/s), chunk gap {args.lat_gap_ms:g} ms",
@@ -278,9 +292,10 @@ def main() -> None:
         "",
         "## Sizing",
         "",
-        f"At saturation one worker spent about **{client_us:.0f} µs of CPU per chunk**, i.e. about "
-        f"**{per_core:,.0f} chunks/s per fully available core** (a busy shared VM; at low load a chunk costs "
-        "more, as reads batch fewer chunks). Run each worker at no more than half that, so its event-loop "
+        f"Against the plain firehose (one chunk per write, as an engine streams) one worker spent about "
+        f"**{client_us:.0f} µs of CPU per chunk** near saturation, i.e. about **{per_core:,.0f} chunks/s per "
+        "fully available core** (a busy shared VM; at low load a chunk costs more, as each read carries "
+        "fewer chunks, but the total is then small). Run each worker at no more than half that, so its event-loop "
         "lag stays well under the 10 ms self-check, and give every worker its own core. A streaming "
         "request gets one chunk per decode step (a speculative step carries several tokens in one chunk):",
         "",

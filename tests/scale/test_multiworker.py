@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
+from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -131,3 +134,17 @@ def test_skewed_worker_clocks_are_removed(firehose: str, monkeypatch: pytest.Mon
     measured = [r for r in out.records if not r.is_warmup]
     sends = {w: [r.send_ns for r in measured if r.worker == w] for w in (0, 1)}
     assert abs(min(sends[0]) - min(sends[1])) < 50e6  # both started at one driver instant
+
+
+def test_bench_cli_workers(firehose: str, tmp_path: Path, specsweep_cmd: list[str]) -> None:
+    out = tmp_path / "o.jsonl"
+    base = [*specsweep_cmd, "bench", "--backend", "vllm", "--base-url", firehose, "--model", "firehose",
+            "--random-input-len", "8", "--random-output-len", str(CHUNKS), "--random-range-ratio", "1",
+            "--num-prompts", "16", "--max-concurrency", "4", "--disable-spec-metrics", "--quiet"]  # fmt: skip
+    r = subprocess.run([*base, "--workers", "2", "--output-file", str(out)], capture_output=True, text=True,
+                       timeout=120)  # fmt: skip
+    assert r.returncode in (0, 5), r.stderr  # 5: the busy machine made the client self-check fail
+    res = orjson.loads(out.read_bytes().splitlines()[-1])
+    assert (res["workers"], res["completed"]) == (2, 16)
+    bad = subprocess.run([*base, "--workers", "0"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--workers must be > 0, got 0" in bad.stderr

@@ -176,3 +176,20 @@ def test_ray_actor_workers_merge_into_one_run(cluster: None, firehose: str) -> N
     assert len({w["pid"] for w in per}) == 2 and os.getpid() not in {w["pid"] for w in per}
     for w in per:  # one host: the offset measured through Ray is ~0 within its RTT bound
         assert abs(w["clock_offset_ns"]) <= w["clock_rtt_ns"] / 2 + 100_000, w
+
+
+def test_interrupt_cancels_tasks_and_stops_servers(cluster: None, tmp_path: Path) -> None:
+    plan = sim_plan([SIM], [2, 3], 24)
+    rd = create_run_dir(plan, tmp_path)
+    events = Events()
+
+    def interrupt(event: str, data: dict[str, Any]) -> None:
+        if event == "cell_done":  # Ctrl-C after the first cell is stored
+            raise KeyboardInterrupt
+
+    events.hook = interrupt
+    with pytest.raises(KeyboardInterrupt):
+        execute(plan, rd, executor="ray", observer=events, reports=False)
+    assert rd.manifest["status"] == "interrupted"
+    assert len(rd.finished()) == 1  # the finished cell is kept; --resume does the rest
+    assert wait_gone([d["pid"] for d in events.of("server_ready")], timeout=15) == []
