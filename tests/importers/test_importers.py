@@ -204,3 +204,10 @@ def test_unknown_importer_lists_valid_names(tmp_path: Path) -> None:
 
     with pytest.raises(UsageError, match="sglang, vllm"):
         import_results("trt", [tmp_path / "x"], tmp_path, ImportOptions(label="x", method="m"))
+
+
+def test_sglang_output_details_errors_count_as_failed(tmp_path: Path) -> None:
+    f = _write(tmp_path / "a.jsonl", {**NEW, "errors": ["", "", "timeout"], "ttfts": [0.1, 0.2, 0.0]})
+    assert _import(tmp_path, "sglang", [f]) == 0
+    (row,) = find_run_dirs([tmp_path / "res"])[0].summary()
+    assert row["failed"] == 1 and "ttfts" not in row

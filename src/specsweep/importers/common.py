@@ -111,6 +111,9 @@ def normalise(obj: dict[str, Any], file: str, line: int) -> dict[str, Any]:
             row[key] = _num(obj, k, file, line)
         elif isinstance(v, (str, int, float, bool)) or v is None:
             row.setdefault(key, v)
+    errors = obj.get("errors")  # per-request error strings (--output-details / --save-detailed)
+    if row.get("failed") is None and isinstance(errors, list):
+        row["failed"] = sum(1 for e in errors if e)
     given = {k for k, v in row.items() if v is not None}
     g = row.get
     dur, done = g("duration"), g("completed")
