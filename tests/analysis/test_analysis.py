@@ -287,3 +287,16 @@ def test_error_burst_from_records(tmp_path: Path) -> None:
     (a,) = [a for a in v.anomalies if a.kind == "error_burst"]
     assert a.data["kinds"] == {"timeout": 4} and a.data["max_in_1s"] == 4
     assert "4 of them within one second" in render(v, "md", "en")
+
+
+def test_accept_length_column_only_when_measured(tmp_path: Path) -> None:
+    make_run(tmp_path / "a", "x", [row(*K3, "s", 8, 1000), row(*K5, "s", 8, 900)])
+    assert "accept_length" not in build_view([tmp_path / "a"], "sweep").core_columns
+    make_run(
+        tmp_path / "b",
+        "x",
+        [row(*K3, "s", 8, 1000, accept_length=2.3), row(*K5, "s", 8, 900, accept_length=2.7)],
+    )
+    v = build_view([tmp_path / "b"], "sweep")
+    assert v.core_columns[-1] == "accept_length"
+    assert "| s | 8 | 5 |" in render(v, "md", "en") and "2.70 |" in render(v, "md", "en")

@@ -659,7 +659,9 @@ def build_view(
         t, vs, noise, {(a.scenario, a.concurrency) for a in anomalies if a.kind == "trend_outlier"}
     )
     prov = _provenance(ds, t, now)
-    core_cols = core.SWEEP_COLUMNS if kind == "sweep" else core.COMPARE_COLUMNS
+    core_cols = list(core.SWEEP_COLUMNS if kind == "sweep" else core.COMPARE_COLUMNS)
+    if any(e.mean("accept_length") is not None for e in t.entries.values() if e.ok):
+        core_cols.append("accept_length")  # speculative acceptance, when the runs measured it
     keys = list(
         dict.fromkeys([*core_cols, *core.LATENCY_VERDICT_METRICS, "accept_length", "completed", "failed"])
     )
