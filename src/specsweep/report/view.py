@@ -21,6 +21,16 @@ Conventions
   positive effect always favours ``a``; ``verdict`` is "a", "b" or "tie"; ``gain`` is
   winner/loser - 1 of the numeric leader (what the "Gain"/"提升" column shows, even for a tie).
 - Missing cells are present with ``status="missing"`` and ``values`` all None; never invented.
+- Rendering a sentence: ``i18n.text(msg, lang)``; a label: ``i18n.label(key, lang)``; numbers:
+  ``i18n.fmt_num`` / ``i18n.fmt_pct``. ``Msg.text`` and ``ReportView.lang`` are filled only in the
+  ``--format json`` output (for consumers without the i18n module); renderers ignore them.
+
+Sections (all lists may be empty): ``cells`` (core table), ``winners`` (throughput winner table),
+``verdicts`` / ``latency_verdicts`` (every pairwise comparison), ``findings`` (by concurrency band),
+``class_best`` (per workload class), ``gaps`` (gap as concurrency rises), ``anomalies``,
+``crossovers``, ``recommendations`` (+ ``flags``), ``schedule``, ``checks`` (domain checks),
+``compare`` (win counts, latency ratios, conclusion; compare only), ``next_steps``, ``notes``,
+``lossless``.
 """
 
 from __future__ import annotations
