@@ -36,6 +36,18 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
+def port_free(host: str, port: int) -> bool:
+    """Whether nothing listens on host:port (SO_REUSEADDR: a closed socket's TIME_WAIT does not count)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
 def tail(path: Path, n_lines: int = 40, max_bytes: int = 16384) -> str:
     try:
         with path.open("rb") as f:
@@ -78,6 +90,12 @@ class ManagedServer:
         if spec.kind == "url":
             self.base_url = base_url(self.cfg, 0)
         else:
+            if spec.port and not port_free(spec.host, spec.port):
+                # readiness would otherwise probe (and the cells measure) whoever listens there
+                raise ServerError(
+                    f"{self.cfg.label}: port {spec.port} on {spec.host} is already in use (another "
+                    "server listens there); stop it or set another 'port' (or none: a free one is picked)"
+                )
             self.port = spec.port or free_port(spec.host)
             self.argv = build_argv(self.cfg, self.port)
             self.base_url = base_url(self.cfg, self.port)
