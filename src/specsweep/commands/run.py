@@ -7,9 +7,12 @@ import logging
 import shlex
 import sys
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specsweep.errors import UsageError
+
+if TYPE_CHECKING:
+    from specsweep.config import Plan
 
 log = logging.getLogger("specsweep.run")
 
@@ -59,17 +62,25 @@ def _run(args: argparse.Namespace) -> int:
     observer = QuietObserver() if args.quiet or not sys.stderr.isatty() else LiveObserver()
     try:
         opts = {"address": args.ray_address} if args.executor == "ray" else None
-        outcome = orchestrate.execute(
-            plan, run_dir, observer=observer, executor=args.executor, executor_options=opts
-        )
+        try:
+            outcome = orchestrate.execute(
+                plan, run_dir, observer=observer, executor=args.executor, executor_options=opts
+            )
+        finally:
+            observer.close()  # before any message: the live display owns the terminal until then
     except KeyboardInterrupt:
-        observer.close()
         print(
             f"interrupted: finished cells are kept; continue with: specsweep run --resume {run_dir.path}",
             file=sys.stderr,
         )
         return 130
-    observer.close()
+    except OSError as e:  # disk full, results dir gone: cells stored before it stay valid
+        print(
+            f"specsweep: error: cannot write the run dir: {e}\n"
+            f"finished cells are kept; fix that, then continue with: specsweep run --resume {run_dir.path}",
+            file=sys.stderr,
+        )
+        return 1
     c = outcome.counts
     print(
         f"done: {c.get('ok', 0)} ok, {c.get('invalid', 0)} invalid, {c.get('failed', 0)} failed -> {run_dir.path}",
@@ -86,7 +97,7 @@ def _dur(s: float) -> str:
     return f"{h}h{m:02d}m" if h else f"{m}m{sec:02d}s"
 
 
-def print_plan(plan: Any, finished: set[tuple[str, int]] | None = None) -> None:
+def print_plan(plan: Plan, finished: set[tuple[str, int]] | None = None) -> None:
     from specsweep import orchestrate
 
     exp = plan.experiment
