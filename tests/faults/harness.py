@@ -174,12 +174,14 @@ def assert_no_process_left(tag: str, grace_s: float = 2.0) -> None:
 
 
 # ---- invariants --------------------------------------------------------------------------------
-def check_invariants(res: Result, *, warmup: int = 1) -> list[dict[str, Any]]:
+def check_invariants(
+    res: Result, *, warmup: int = 1, manifest_status: tuple[str, ...] = ("finished", "interrupted")
+) -> list[dict[str, Any]]:
     """What holds after any fault: no process left, the run dir reloads, each finished cell's
     records reload and agree with its summary, each failed cell says why."""
     assert_no_process_left(res.tag)
     m = res.run_dir.manifest
-    assert m["status"] in ("finished", "interrupted"), m["status"]
+    assert m["status"] in manifest_status, m["status"]
     rows = res.rows
     keys = [(r["cell_id"], r["repeat"]) for r in rows]
     assert len(keys) == len(set(keys)), f"a cell was stored twice: {keys}"
