@@ -60,6 +60,8 @@ def print_bench_summary(res: dict[str, Any], console: Console | None = None) -> 
         f"{sc.get('client_cpu_util', 0):.0%} / {sc.get('loop_lag_p99_ms', 0):.2f}",
     )
     c.print(t)
+    for w in res.get("warnings") or []:
+        c.print(f"[yellow]warning:[/yellow] {w}")
     if res.get("invalid"):
         c.print(f"[bold red]INVALID RUN:[/bold red] {res.get('invalid_reason')} - the client, not the server, "
                 "limited these numbers; lower the load per process or use --workers")  # fmt: skip
