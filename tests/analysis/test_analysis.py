@@ -300,3 +300,18 @@ def test_accept_length_column_only_when_measured(tmp_path: Path) -> None:
     v = build_view([tmp_path / "b"], "sweep")
     assert v.core_columns[-1] == "accept_length"
     assert "| s | 8 | 5 |" in render(v, "md", "en") and "2.70 |" in render(v, "md", "en")
+
+
+def test_two_repeats_are_never_narrower_than_the_floor(tmp_path: Path) -> None:
+    rows = [
+        row(*K3, "s", 8, 1000, 0),
+        row(*K3, "s", 8, 1060, 1),
+        row(*K5, "s", 8, 1040, 0),
+        row(*K5, "s", 8, 1100, 1),
+    ]
+    make_run(tmp_path, "x", rows)
+    v = build_view([tmp_path], "sweep")
+    (ver,) = v.verdicts
+    assert ver.basis == "repeats+repeats_floor"
+    assert ver.verdict == "tie"  # -4% with a measured 6% floor
+    assert ver.ci_low <= -0.09 and ver.ci_high >= 0.0

@@ -362,6 +362,10 @@ def compare_pair(t: Table, a: str, b: str, s: str, c: int, m: Metric, noise: Noi
     if len(va) >= 2 and len(vb) >= 2:
         r = stats.verdict_repeats(va, vb, higher_is_better=m.higher_is_better, min_effect=noise.min_effect)
         basis = "repeats"
+        if min(len(va), len(vb)) < 3:  # two repeats make a coarse bootstrap: never narrower than the floor
+            fl = stats.floor_interval(r.effect, noise.floor)
+            r = stats.decide(r.effect, (min(r.ci_low, fl[0]), max(r.ci_high, fl[1])), noise.min_effect)
+            basis = f"repeats+{noise.source}_floor"
     else:
         e = stats.effect_of(ma, mb, m.higher_is_better)
         rel = request_ci(ea, eb, m)

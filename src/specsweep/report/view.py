@@ -216,7 +216,7 @@ class Crossover(_Frozen):
     b: str
     metric: str
     concurrency: float  # interpolated in log-concurrency
-    low: float  # interval: bracketing measured levels (narrowed when the CIs allow)
+    low: float  # interval: the two measured levels that bracket the change
     high: float
     kind: Literal["pair", "baseline"] = "pair"
     before: str  # verdict below the crossover: "a" | "b" | "tie"
