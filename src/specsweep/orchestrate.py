@@ -32,7 +32,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
-from specsweep import SCHEMA_VERSION, __version__
+from specsweep import __version__
 from specsweep.bench import BenchConfig, BenchOutcome
 from specsweep.config import (
     DEFAULT_BACKEND,
@@ -356,7 +356,6 @@ def environment() -> dict[str, Any]:
     return {
         "tool": "specsweep",
         "tool_version": __version__,
-        "schema_version": SCHEMA_VERSION,
         "git_sha": _git_sha(),
         "host": {
             "hostname": socket.gethostname(),
