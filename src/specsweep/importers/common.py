@@ -23,6 +23,8 @@ from specsweep import SCHEMA_VERSION, __version__
 from specsweep.errors import DataError, UsageError
 from specsweep.store import MANIFEST, SUMMARY, RunDir, atomic_write_bytes, dumps, safe_name
 
+PENDING_MANIFEST = ".manifest.json.pending"
+
 # Aliases: vLLM / older sglang key -> our (sglang) key.
 ALIASES: dict[str, str] = {
     "total_token_throughput": "total_throughput",
@@ -266,7 +268,9 @@ def write_import(
             },
             "plan": sorted({(r["scenario"], r["max_concurrency"]) for r in rows}),
         }
-        atomic_write_bytes(tmp / MANIFEST, dumps(manifest, indent=True))
+        # The manifest is what makes a folder a run dir: it appears last, by rename, after the folder
+        # has its final name - a crash anywhere before leaves no (half) run dir for readers to find.
+        atomic_write_bytes(tmp / PENDING_MANIFEST, dumps(manifest, indent=True))
         final = base / f"{safe_name(opts.label)}-{stamp}"
         n = 1
         while final.exists():
@@ -276,6 +280,7 @@ def write_import(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    os.replace(final / PENDING_MANIFEST, final / MANIFEST)
     return RunDir(final)
 
 
