@@ -17,7 +17,7 @@ from specsweep.orchestrate import create_run_dir, execute, load_run_plan
 from specsweep.records import RequestRecord
 from specsweep.store import RunDir
 
-from .helpers import descendants, fake_argv, pid_alive
+from .helpers import FAKE, descendants, fake_argv, pid_alive
 
 
 def make_plan(*, repeats: int = 1, fail_second: bool = False, **over: Any) -> Plan:
@@ -73,7 +73,16 @@ class Events:
 
 
 def no_children_left() -> None:
-    assert descendants(os.getpid()) == [], "a server process survived"
+    """No fake server of ours survives (other tests' session fixtures may hold other children)."""
+    left = []
+    for pid in descendants(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if FAKE.encode() in f.read():
+                    left.append(pid)
+        except OSError:
+            continue
+    assert left == [], "a server process survived"
 
 
 def test_grid_writes_every_cell(tmp_path: Path) -> None:

@@ -24,6 +24,8 @@ from specsweep.store import RunDir
 
 from .helpers import pid_alive
 
+pytestmark = pytest.mark.slow  # real sim servers and benchmarks: seconds each, still run in CI
+
 CMD = [sys.executable, "-m", "specsweep"]
 
 
