@@ -138,6 +138,10 @@ def test_reference_page_has_every_plot_and_number(
         assert f">{w.gain * 100:.2f}%</td>" in page
 
 
+def test_rendering_is_deterministic(ref_pages: dict[str, str], ref_view: ReportView) -> None:
+    assert render_html(ref_view, "en") == ref_pages["en"]  # no dates, random ids or hash salts
+
+
 def test_languages_differ_only_in_words(ref_pages: dict[str, str]) -> None:
     en, zh = ref_pages["en"], ref_pages["zh"]
     assert '<html lang="en">' in en and '<html lang="zh-CN">' in zh

@@ -173,7 +173,7 @@ class Page:
 
 @contextlib.asynccontextmanager
 async def open_page(endpoint: str, *, width: int = 1280) -> Any:
-    async with aiohttp.ClientSession() as http:
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120)) as http:
         async with http.put(f"{endpoint}/json/new?about:blank") as r:
             target = await r.json(content_type=None)
         try:

@@ -337,9 +337,11 @@ class _R:
         return self.section("plots", hl("sec.plots", self.lang), "\n".join(out))
 
     def figure(self, p: plots.Plot, title: str, caption: str) -> str:
+        key = _e(p.key)  # ours: "metric-<metric key>", "winmap", "accept_length"
+        svg = p.svg.replace(f'aria-label="{key}"', f'aria-labelledby="fig-{key}-title"', 1)
         return (
-            f'<figure class="plot" id="fig-{_e(p.key)}" data-plot="{_e(p.key)}">'
-            f"<h3>{_e(title)}</h3>\n{p.svg}\n<figcaption>{_e(caption)}</figcaption></figure>"
+            f'<figure class="plot" id="fig-{key}" data-plot="{key}">'
+            f'<h3 id="fig-{key}-title">{_e(title)}</h3>\n{svg}\n<figcaption>{_e(caption)}</figcaption></figure>'
         )
 
     def verdict_text(self, vd: Verdict | None) -> tuple[str, str]:
