@@ -43,8 +43,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     ft.add_argument("--f-scale", type=float, default=0.05, help="robust loss scale (log error)")
     ft.add_argument("--spec-method", help="spec method of the written profile")
     ft.add_argument("--model-name", help="served model id of the written profile")
+    ft.add_argument("--description", help="one-line description stored in the profile")
     ft.add_argument("--draft-steps", type=int, help="drafter passes per step (chain drafters like EAGLE)")
-    ft.add_argument("--admit-delay-steps", help="candidate admit_delay_steps, e.g. 0,1,2,3,4 (best is kept)")
+    ft.add_argument(
+        "--scan", action="append", default=[],
+        help="try structural values, keep the best: NAME=V1,V2 (admit_delay_steps, prefill_chunk, ...)",
+    )  # fmt: skip
+    ft.add_argument(
+        "--pair-weight", type=float, default=0.0,
+        help="weight of the log error of total-throughput ratios between rows that differ only in k",
+    )  # fmt: skip
     ft.add_argument("--seed", type=int, default=0)
     ft.set_defaults(func=_fit)
 

@@ -34,10 +34,11 @@ FEATURES = (
     "verified_tokens",
     "ctx_k",
     "prefill_tokens",
-    "prefill_tokens2_k",
+    "prefill_attn_k",
     "admits",
     "cliff",
     "draft",
+    "moe",
 )
 
 
@@ -240,7 +241,7 @@ class Engine:
                     c.requests_finished += 1
 
         # 3. chunked prefill (requests finishing prefill join the decoding set after this step)
-        budget = p.prefill_chunk
+        budget = p.prefill_chunk - (n * (k + 1) if p.chunk_includes_decode else 0)
         prefill_tokens = 0
         attn = 0  # sum over chunks of chunk * (context after the chunk): attention is per sequence
         completed = 0

@@ -21,21 +21,24 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import itertools
 import math
 import shlex
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from specsweep.errors import DataError, UsageError
+from specsweep.errors import DataError, UsageError, one_of
 from specsweep.sim.profile import COST_PARAMS, Profile, load_profile, parse_acceptance
 from specsweep.workload.scenarios import BUILTIN, Scenario, default_num_prompts
 
 METRICS = ("total_throughput", "mean_tpot_ms", "mean_ttft_ms")
+# structural (integer) profile fields that change the event sequence; ``--scan`` tries candidates
+SCAN_FIELDS = ("admit_delay_steps", "prefill_chunk", "max_batch", "graph_cap", "kv_tokens")
 _ALIASES = {"total_throughput": ("total_throughput", "total_token_throughput")}
 _K_KEYS = ("spec_tokens", "num_speculative_tokens", "spec_num_tokens", "k")
 
@@ -54,6 +57,7 @@ class Cell:
     label: str = ""
     mean_in: float | None = None  # realised mean prompt / output tokens of the run, when known
     mean_out: float | None = None
+    accept_per_pos: list[float] | None = None  # P(first i drafts accepted), from spec counters
     # filled by prepare(): linear forms of duration (ms), mean TTFT, mean TPOT in theta; total tokens
     design: tuple[np.ndarray, np.ndarray, np.ndarray, float] | None = None
 
@@ -103,7 +107,7 @@ def rows_to_cells(rows: Iterable[dict[str, Any]], scenarios: dict[str, Scenario]
         conc = row.get("max_concurrency") or row.get("concurrency")
         if conc is None:
             raise DataError(f"row {row.get('label')!r} has no max_concurrency / concurrency")
-        conc = int(round(float(conc)))
+        conc = round(float(conc))
         obs: dict[str, float] = {}
         for m in METRICS:
             for key in _ALIASES.get(m, (m,)):
@@ -114,6 +118,7 @@ def rows_to_cells(rows: Iterable[dict[str, Any]], scenarios: dict[str, Scenario]
         if not obs:
             continue
         acc = row.get("accept_length") or row.get("spec_accept_length")
+        per_pos = row.get("spec_accept_per_pos")
         n = row.get("num_prompts") or row.get("completed") or default_num_prompts(conc)
         done = row.get("completed") or n
         tin, tout = row.get("total_input_tokens"), row.get("total_output_tokens")
@@ -123,6 +128,7 @@ def rows_to_cells(rows: Iterable[dict[str, Any]], scenarios: dict[str, Scenario]
                 method=row.get("method"), obs=obs, accept_length=float(acc) if acc else None,
                 label=str(row.get("label") or ""),
                 mean_in=float(tin) / done if tin else None, mean_out=float(tout) / done if tout else None,
+                accept_per_pos=[float(x) for x in per_pos] if isinstance(per_pos, list) and per_pos else None,
             )
         )  # fmt: skip
     return cells
@@ -154,6 +160,8 @@ def const_rate_for(accept_length: float, k: int) -> float:
 def survival_for(cell: Cell, prior: str | None) -> list[float]:
     if cell.k == 0:
         return []
+    if cell.accept_per_pos and len(cell.accept_per_pos) >= cell.k:
+        return [min(1.0, max(0.0, x)) for x in cell.accept_per_pos[: cell.k]]
     if cell.accept_length:
         a = const_rate_for(cell.accept_length, cell.k)
         return [a**i for i in range(1, cell.k + 1)]
@@ -188,15 +196,61 @@ def predict_from_design(cell: Cell, theta: np.ndarray) -> dict[str, float]:
     }
 
 
-def residuals(cells: list[Cell], theta: np.ndarray, weights: dict[str, float] | None = None) -> np.ndarray:
-    w = weights or {}
-    out: list[float] = []
+def _system(cells: list[Cell], pair_weight: float = 0.0) -> tuple[np.ndarray, ...]:
+    """Every residual as r = w * (s1 * log(M1 @ theta) + s2 * log(M2 @ theta) + c).
+
+    One row per observed metric of a cell (s2 = 0), plus, with ``pair_weight``, one row per two cells
+    that differ only in k (same method, scenario, concurrency): the log error of their total-throughput
+    RATIO - what deciding between the two setups depends on.
+    """
+    m1, m2, s1, s2, const, wt = [], [], [], [], [], []
     for cell in cells:
-        pred = predict_from_design(cell, theta)
-        for m in METRICS:
-            if m in cell.obs:
-                out.append(w.get(m, 1.0) * math.log(max(pred[m], 1e-9) / cell.obs[m]))
-    return np.asarray(out)
+        assert cell.design is not None
+        d, a, b, tokens = cell.design
+        for m, vec in (("total_throughput", d), ("mean_ttft_ms", a), ("mean_tpot_ms", b)):
+            if m not in cell.obs:
+                continue
+            m1.append(vec)
+            m2.append(np.zeros_like(vec))
+            s2.append(0.0)
+            wt.append(1.0)
+            if m == "total_throughput":  # tokens / (d @ theta ms) * 1000
+                s1.append(-1.0)
+                const.append(math.log(tokens * 1000.0) - math.log(cell.obs[m]))
+            else:
+                s1.append(1.0)
+                const.append(-math.log(cell.obs[m]))
+    if pair_weight > 0:
+        groups: dict[tuple[Any, ...], list[Cell]] = {}
+        for cell in cells:
+            if "total_throughput" in cell.obs:
+                groups.setdefault((cell.method, cell.scenario.name, cell.concurrency), []).append(cell)
+        for group in groups.values():
+            for x, y in itertools.combinations(sorted(group, key=lambda c: c.k), 2):
+                if x.k == y.k:
+                    continue
+                assert x.design is not None and y.design is not None
+                m1.append(x.design[0])
+                m2.append(y.design[0])
+                s1.append(-1.0)
+                s2.append(1.0)
+                const.append(
+                    math.log(x.design[3] / y.design[3])
+                    - math.log(x.obs["total_throughput"] / y.obs["total_throughput"])
+                )
+                wt.append(pair_weight)
+    return tuple(np.asarray(v) for v in (m1, m2, s1, s2, const, wt))
+
+
+def _resid(sys_: tuple[np.ndarray, ...], theta: np.ndarray) -> np.ndarray:
+    m1, m2, s1, s2, const, wt = sys_
+    t2 = np.where(s2 != 0, np.maximum(m2 @ theta, 1e-12), 1.0)
+    return wt * (s1 * np.log(np.maximum(m1 @ theta, 1e-12)) + s2 * np.log(t2) + const)
+
+
+def residuals(cells: list[Cell], theta: np.ndarray, pair_weight: float = 0.0) -> np.ndarray:
+    """Log errors log(pred/obs) of every observed metric of every cell (and of k-pair ratios)."""
+    return _resid(_system(cells, pair_weight), theta)
 
 
 def fit_theta(
@@ -206,32 +260,41 @@ def fit_theta(
     *,
     loss: str = "soft_l1",
     f_scale: float = 0.05,
-    weights: dict[str, float] | None = None,
+    pair_weight: float = 0.0,
 ) -> np.ndarray:
+    """Robust least squares over theta = exp(phi) (positive; every parameter on a relative scale)."""
     from scipy.optimize import least_squares
 
-    free_idx = [i for i, f in enumerate(free) if f]
-    if not free_idx:
+    free_idx = np.asarray([i for i, f in enumerate(free) if f], dtype=np.int64)
+    if free_idx.size == 0:
         return start.copy()
+    sys_ = _system(cells, pair_weight)
+    m1, m2, s1, s2, _, wt = sys_
 
-    def full(x: np.ndarray) -> np.ndarray:
+    def full(phi: np.ndarray) -> np.ndarray:
         th = start.copy()
-        th[free_idx] = x
+        th[free_idx] = np.exp(phi)
         return th
 
-    # theta = exp(phi): positive, and every parameter on the same (relative) scale
-    x0 = np.log(np.maximum(start[free_idx], 1e-6))
-
     def fun(phi: np.ndarray) -> np.ndarray:
-        return residuals(cells, full(np.exp(phi)), weights)
+        return _resid(sys_, full(phi))
 
+    def jac(phi: np.ndarray) -> np.ndarray:
+        th = full(phi)
+        t1 = np.maximum(m1 @ th, 1e-12)
+        t2 = np.where(s2 != 0, np.maximum(m2 @ th, 1e-12), 1.0)
+        g = (s1 / t1)[:, None] * m1[:, free_idx] + (s2 / t2)[:, None] * m2[:, free_idx]
+        return wt[:, None] * g * th[free_idx][None, :]
+
+    x0 = np.log(np.maximum(start[free_idx], 1e-6))
     best = None
-    for jitter in (0.0, 1.0, -1.0):  # a few starts; the problem is small
-        sol = least_squares(fun, x0 + jitter, loss=loss, f_scale=f_scale, bounds=(-25.0, 10.0), max_nfev=4000)
+    for jitter in (0.0, 1.0, -1.0, 2.0):  # a few starts; the problem is small
+        sol = least_squares(fun, x0 + jitter, jac=jac, loss=loss, f_scale=f_scale, bounds=(-25.0, 10.0),
+                            max_nfev=2000)  # fmt: skip
         if best is None or sol.cost < best.cost:
             best = sol
     assert best is not None
-    th = full(np.exp(best.x))
+    th = full(best.x)
     th[free_idx] = np.where(th[free_idx] < 1e-7, 0.0, th[free_idx])
     return th
 
@@ -286,12 +349,14 @@ def fit(
     loss: str = "soft_l1",
     f_scale: float = 0.05,
     seed: int = 0,
-    admit_delays: Sequence[int] | None = None,
+    pair_weight: float = 0.0,
+    scan: Mapping[str, Sequence[Any]] | None = None,
 ) -> FitResult:
     """Fit the cost vector on ``train``; return a profile with ``k`` drafts and errors on both sets.
 
-    ``admit_delays``: candidate values of the integer ``admit_delay_steps`` (it changes the event
-    sequence, so each candidate is simulated and fitted; the lowest robust training cost wins).
+    ``scan``: candidate values of structural profile fields (``admit_delay_steps``, ``prefill_chunk``,
+    ...). They change the event sequence, so each combination is simulated and fitted; the lowest
+    robust training cost wins.
     """
     if not train:
         raise DataError("no training rows (check --method / --spec-tokens filters)")
@@ -299,10 +364,17 @@ def fit(
     for name in fixed:
         if name not in COST_PARAMS:
             raise UsageError(f"--fix {name}: not a cost parameter; expected one of: {', '.join(COST_PARAMS)}")
-    best: tuple[float, int, np.ndarray, list[bool]] | None = None
-    scan: dict[int, float] = {}
-    for m in admit_delays or [base.admit_delay_steps]:
-        b = base.model_copy(update={"admit_delay_steps": int(m)})
+    scan = dict(scan or {})
+    for name in scan:
+        if name not in SCAN_FIELDS:
+            raise UsageError(f"--scan {name}: {one_of(name, SCAN_FIELDS)}")
+    names = list(scan)
+    combos = list(itertools.product(*[scan[n] for n in names])) if names else [()]
+    best: tuple[float, dict[str, Any], np.ndarray, list[bool]] | None = None
+    scores: list[dict[str, Any]] = []
+    for combo in combos:
+        struct = dict(zip(names, combo, strict=True))
+        b = base.model_copy(update=struct)
         prepare(train, b, acceptance, seed)
         start = np.asarray(b.cost_vector(), dtype=np.float64)
         for name, v in fixed.items():
@@ -314,15 +386,15 @@ def fit(
             used |= (np.abs(c.design[0]) > 0) | (np.abs(c.design[2]) > 0)
         free = [bool(used[i]) and COST_PARAMS[i] not in fixed for i in range(len(COST_PARAMS))]
         start = np.where(np.asarray(free) & (start <= 0), 1e-3, start)
-        theta = fit_theta(train, start, free, loss=loss, f_scale=f_scale)
-        cost = robust_cost(residuals(train, theta), loss, f_scale)
-        scan[int(m)] = round(cost, 6)
+        theta = fit_theta(train, start, free, loss=loss, f_scale=f_scale, pair_weight=pair_weight)
+        cost = robust_cost(residuals(train, theta, pair_weight), loss, f_scale)
+        scores.append({**struct, "cost": round(cost, 6)})
         if best is None or cost < best[0]:
-            best = (cost, int(m), theta, free)
+            best = (cost, struct, theta, free)
     assert best is not None
-    _, m_best, theta, free = best
+    _, struct_best, theta, free = best
     theta = np.asarray([float(f"{x:.6g}") for x in theta])  # what the YAML stores is what is scored
-    base = base.model_copy(update={"admit_delay_steps": m_best})
+    base = base.model_copy(update=struct_best)
     prepare(train, base, acceptance, seed)
     if holdout:
         prepare(holdout, base, acceptance, seed)
@@ -344,9 +416,10 @@ def fit(
     upd["fit"] = {
         "loss": loss,
         "f_scale": f_scale,
+        "pair_weight": pair_weight,
         "free": [COST_PARAMS[i] for i, f in enumerate(free) if f],
         "fixed": {COST_PARAMS[i]: float(theta[i]) for i, f in enumerate(free) if not f},
-        "admit_delay_scan": scan,
+        "scan": scores,
         "seed": seed,
         "train_rows": len(train),
         "holdout_rows": len(ho_rows),
@@ -380,22 +453,45 @@ def _print_errors(title: str, rows: list[dict[str, Any]]) -> None:
         w(f"  {r['cell']:<48} " + "  ".join(parts) + "\n")
 
 
+def parse_scan(items: Sequence[str]) -> dict[str, list[int]]:
+    """``["prefill_chunk=1024,2048", "admit_delay_steps=3,4"]`` -> {name: [values]}."""
+    out: dict[str, list[int]] = {}
+    for item in items:
+        name, _, vals = item.partition("=")
+        name = name.strip()
+        if name not in SCAN_FIELDS:
+            raise UsageError(f"bad --scan {item!r}: {one_of(name, SCAN_FIELDS)}")
+        try:
+            out[name] = [int(v) for v in vals.split(",") if v.strip()]
+        except ValueError as e:
+            raise UsageError(
+                f"bad --scan {item!r}; expected NAME=INT,INT,... e.g. prefill_chunk=2048,8192"
+            ) from e
+        if not out[name]:
+            raise UsageError(f"bad --scan {item!r}; expected at least one value")
+    return out
+
+
 def command_line(args: argparse.Namespace) -> str:
     """The canonical ``specsweep sim fit`` command for these arguments (recorded in the profile)."""
     parts = ["specsweep", "sim", "fit", *map(str, args.results), "-o", str(args.output)]
     for flag in ("name", "method", "spec_tokens", "holdout_spec_tokens", "k", "acceptance", "base",
-                 "spec_method", "model_name", "draft_steps", "admit_delay_steps"):  # fmt: skip
+                 "spec_method", "model_name", "draft_steps", "description"):  # fmt: skip
         v = getattr(args, flag, None)
         if v is not None:
             parts += ["--" + flag.replace("_", "-"), str(v)]
     for item in args.fix:
         parts += ["--fix", item]
+    for item in args.scan:
+        parts += ["--scan", item]
     if args.loss != "soft_l1":
         parts += ["--loss", args.loss]
     if args.f_scale != 0.05:
         parts += ["--f-scale", str(args.f_scale)]
     if args.seed:
         parts += ["--seed", str(args.seed)]
+    if args.pair_weight:
+        parts += ["--pair-weight", str(args.pair_weight)]
     return " ".join(shlex.quote(p) for p in parts)
 
 
@@ -420,16 +516,18 @@ def fit_main(args: argparse.Namespace) -> int:
     out = Path(args.output)
     name = args.name or out.stem
     upd: dict[str, Any] = {"name": name}
-    if args.spec_method is not None or train:
-        upd["spec_method"] = args.spec_method or (train[0].method if k else None)
+    if args.description:
+        upd["description"] = args.description
+    method = args.spec_method if args.spec_method is not None else (train[0].method if train else None)
+    upd["spec_method"] = None if (k == 0 or method in ("none", "")) else method
     if args.model_name:
         upd["model_name"] = args.model_name
     if args.draft_steps is not None:
         upd["draft_steps"] = args.draft_steps
     base = base.model_copy(update=upd)
-    delays = _int_list(args.admit_delay_steps) if args.admit_delay_steps else None
     res = fit(train, base, k=k, acceptance=args.acceptance, holdout=holdout, fixed=fixed,
-              loss=args.loss, f_scale=args.f_scale, seed=args.seed, admit_delays=delays)  # fmt: skip
+              loss=args.loss, f_scale=args.f_scale, seed=args.seed, scan=parse_scan(args.scan),
+              pair_weight=args.pair_weight)  # fmt: skip
     prov = {
         "data": [str(p) for p in args.results],
         "command": command_line(args),

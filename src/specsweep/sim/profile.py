@@ -67,6 +67,9 @@ class Profile(BaseModel):
     max_batch: int = Field(default=256, ge=1)  # running sequences (vLLM max_num_seqs)
     kv_tokens: int = Field(default=1_000_000, ge=1)  # KV-cache capacity in tokens
     prefill_chunk: int = Field(default=8192, ge=1)  # prompt tokens prefilled per step
+    # vLLM: max_num_batched_tokens covers decode + verify tokens too (prefill gets what is left);
+    # SGLang: chunked_prefill_size is for prefill alone
+    chunk_includes_decode: bool = False
     # where the numbers come from, and how well they fit
     provenance: dict[str, Any] = Field(default_factory=dict)
     fit: dict[str, Any] = Field(default_factory=dict)

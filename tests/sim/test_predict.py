@@ -1,0 +1,110 @@
+"""sim predict: closed/open-loop client model, metrics, the linear trace shortcut, the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from specsweep.cli import main
+from specsweep.sim.predict import conditioned_lengths, predict_cell, simulate, trace_design, trace_metrics
+from specsweep.sim.profile import load_profile
+from specsweep.workload.lengths import sample_lengths
+from specsweep.workload.scenarios import get_scenario
+
+SGLANG_KEYS = (
+    "duration", "completed", "total_input_tokens", "total_output_tokens", "request_throughput",
+    "input_throughput", "output_throughput", "total_throughput", "concurrency",
+    "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms",
+    "mean_itl_ms", "median_itl_ms", "p99_itl_ms", "mean_e2e_latency_ms", "median_e2e_latency_ms",
+    "p99_e2e_latency_ms",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("conc", [1, 4, 16])
+def test_closed_loop_cell(conc: int) -> None:
+    prof = load_profile("toy")
+    row = predict_cell(prof, get_scenario("chat_short"), conc, num_prompts=48)
+    for key in SGLANG_KEYS:
+        assert key in row, key
+    assert row["completed"] == 48 and row["max_concurrency"] == conc
+    ins, outs = sample_lengths(get_scenario("chat_short"), 48, 0)
+    assert row["total_input_tokens"] == sum(ins) and row["total_output_tokens"] == sum(outs)
+    # closed loop: Little's law, in-flight never above the limit
+    assert row["concurrency"] <= conc + 1e-9
+    assert row["concurrency"] > 0.5 * conc
+    assert row["mean_ttft_ms"] <= row["mean_e2e_latency_ms"]
+    assert row["accept_length"] == pytest.approx(1 + sum(prof.survival), rel=0.1)
+
+
+def test_toy_is_fast_and_outputs_one_line_per_concurrency(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["sim", "predict", "--profile", "toy", "--scenario", "chat_short", "--concurrency", "1,4",
+               "--num-prompts", "16", "--json"])  # fmt: skip
+    assert rc == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    rows = [json.loads(x) for x in lines]
+    assert [r["max_concurrency"] for r in rows] == [1, 4]
+    assert all(r["profile"] == "toy" and r["completed"] == 16 for r in rows)
+
+
+def test_table_output(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sim", "predict", "--profile", "toy", "--scenario", "chat_short", "--concurrency", "2",
+                 "--num-prompts", "8"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "toy" in out and "chat_short" in out
+
+
+def test_bad_inputs_name_the_value(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sim", "predict", "--profile", "nope", "--scenario", "chat_short"]) == 2
+    err = capsys.readouterr().err
+    assert "'nope'" in err and "toy" in err and "v4flash-dspark-st3" in err
+    assert main(["sim", "predict", "--profile", "toy", "--scenario", "chat_short", "--concurrency", "0"]) == 2
+    assert "--concurrency" in capsys.readouterr().err
+    assert main(["sim", "predict", "--profile", "toy", "--scenario", "nope"]) == 2
+    assert "chat_short" in capsys.readouterr().err
+
+
+def test_deterministic_and_seed_dependent() -> None:
+    prof, sc = load_profile("toy"), get_scenario("chat_short")
+    a = predict_cell(prof, sc, 4, num_prompts=24, seed=1)
+    b = predict_cell(prof, sc, 4, num_prompts=24, seed=1)
+    c = predict_cell(prof, sc, 4, num_prompts=24, seed=2)
+    assert a == b
+    assert a["total_throughput"] != c["total_throughput"]
+
+
+def test_linear_trace_equals_the_simulation() -> None:
+    """What sim fit uses (metrics linear in the cost vector) is exactly what predict reports."""
+    prof, sc = load_profile("toy"), get_scenario("rag_medium")
+    prof = prof.model_copy(update={"kv_tokens": 10**6, "admit_delay_steps": 2})
+    res = simulate(prof, sc, 6, num_prompts=30, keep_trace=True)
+    assert res.trace is not None
+    theta = np.asarray(prof.cost_vector())
+    lin = trace_metrics(res.trace, theta)
+    row = predict_cell(prof, sc, 6, num_prompts=30)
+    for key in ("total_throughput", "mean_ttft_ms", "mean_tpot_ms"):
+        assert lin[key] == pytest.approx(row[key], rel=1e-6)
+    d, a, b, tokens = trace_design(res.trace)
+    assert tokens / (d @ theta) * 1000 == pytest.approx(row["total_throughput"], rel=1e-6)
+    assert a @ theta == pytest.approx(row["mean_ttft_ms"], rel=1e-6)
+    assert b @ theta == pytest.approx(row["mean_tpot_ms"], rel=1e-6)
+
+
+def test_open_loop_uses_the_schedule() -> None:
+    prof, sc = load_profile("toy"), get_scenario("chat_short")
+    slow = predict_cell(prof, sc, 64, num_prompts=40, request_rate=5.0)
+    # 40 requests at 5 req/s take about 8 s; the engine is far from saturated
+    assert slow["duration"] == pytest.approx(8.0, rel=0.35)
+    assert slow["request_throughput"] == pytest.approx(5.0, rel=0.35)
+    res = simulate(prof, sc, 64, num_prompts=40, request_rate=5.0)
+    sched = [r.scheduled_ns for r in res.records]
+    assert sched == sorted(sched) and len(set(sched)) == 40
+
+
+def test_conditioned_lengths_hit_the_mean_within_bounds() -> None:
+    sc = get_scenario("chat_short")
+    ins, outs = conditioned_lengths(sc, 32, 0, mean_in=300.0, mean_out=100.0)
+    assert np.mean(ins) == pytest.approx(300.0, abs=1.0) and np.mean(outs) == pytest.approx(100.0, abs=1.0)
+    assert min(ins) >= 1 and max(ins) <= 512 and max(outs) <= 256
+    assert conditioned_lengths(sc, 32, 0) == sample_lengths(sc, 32, 0)
