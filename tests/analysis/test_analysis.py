@@ -6,12 +6,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from specsweep.analysis.recommend import engine_flags
 from specsweep.errors import UsageError
 from specsweep.records import RequestRecord
 from specsweep.report import build_view, render
 from specsweep.report.view import Divergence, LosslessView
+from specsweep.report.view import ReportView as ReportViewT
 from specsweep.store import RunDir
 
 BASE = {"duration": 10.0, "completed": 100, "failed": 0, "mean_e2e_latency_ms": 1000.0, "mean_ttft_ms": 100.0,
@@ -315,3 +318,52 @@ def test_two_repeats_are_never_narrower_than_the_floor(tmp_path: Path) -> None:
     assert ver.basis == "repeats+repeats_floor"
     assert ver.verdict == "tie"  # -4% with a measured 6% floor
     assert ver.ci_low <= -0.09 and ver.ci_high >= 0.0
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["chat_short", "rag_medium", "stress_standard"]),
+            st.sampled_from([1, 8, 64, 128]),
+            st.sampled_from([0, 1, 2]),
+            st.floats(min_value=10, max_value=1e5),
+            st.integers(min_value=0, max_value=2),
+        ),
+        min_size=1,
+        max_size=14,
+    )
+)
+def test_any_data_gives_a_consistent_report(
+    tmp_path_factory: pytest.TempPathFactory, cells: list[Any]
+) -> None:
+    tmp = tmp_path_factory.mktemp("fuzz")
+    cfgs = [K3, K5, ("DSpark(st=7)", "dspark", {"spec_tokens": 7})]
+    rows = []
+    for scenario, c, ci, thr, failed in cells:
+        rows.append(
+            row(
+                *cfgs[ci],
+                scenario,
+                c,
+                thr,
+                rep=sum(1 for r in rows if r["cell_id"] == f"{cfgs[ci][0]}/{scenario}/c{c}"),
+                failed=failed,
+            )
+        )
+    make_run(tmp, "x", rows)
+    v = build_view([tmp], "sweep")
+    points = {(r["scenario"], r["max_concurrency"]) for r in rows}
+    assert len(v.winners) == len(points)
+    assert len(v.cells) == len(points) * len(v.configs)
+    for ver in v.verdicts:
+        assert ver.gain >= 0 and ver.ci_low <= ver.effect <= ver.ci_high
+        assert (ver.winner is None) == (ver.verdict == "tie")
+    for w in v.winners:
+        present = [x for x in w.values.values() if x is not None]
+        if len(present) >= 2:
+            assert w.leader is not None and w.values[w.leader] == max(present)
+    assert ReportViewT.from_json(v.to_json()) == v
+    for lang in ("en", "zh"):
+        md = render(v, "md", lang)
+        assert md.count("\n| ") >= len(v.cells)
