@@ -246,3 +246,26 @@ def test_resolved_config_round_trips_through_json() -> None:
     assert again == exp
     a, b = plan_experiment(exp).all_cells(), plan_experiment(again).all_cells()
     assert a == b and [c.num_prompts for c in b[:2]] == [5, 9]
+
+
+@given(
+    st.lists(st.integers(1, 9), min_size=1, max_size=3, unique=True),
+    st.lists(st.sampled_from(["a", "b", "c"]), min_size=0, max_size=2, unique=True),
+    st.lists(st.integers(1, 256), min_size=1, max_size=4, unique=True),
+    st.integers(1, 3),
+)
+def test_plan_size_is_the_grid_product(sts: list[int], modes: list[str], levels: list[int], nsc: int) -> None:
+    grid: dict[str, Any] = {"spec_tokens": sts}
+    if modes:
+        grid["mode"] = modes
+    scen = ["chat_short", "rag_medium", "decode_heavy"][:nsc]
+    d = base(workloads=[{"scenarios": scen, "concurrency": levels}])
+    d["servers"][0]["grid"] = grid
+    d["servers"][0]["argv"] = ["srv", "{port}", "{spec_tokens}"] + (["{mode}"] if modes else [])
+    plan = plan_experiment(parse_experiment(d))
+    n_cfg = len(sts) * max(1, len(modes)) + 1
+    assert len(plan.configs) == n_cfg
+    cells = plan.all_cells()
+    assert len(cells) == n_cfg * nsc * len(levels)
+    assert len({c.cell_id for c in cells}) == len(cells)
+    assert len({c.label for c in cells}) == n_cfg

@@ -175,6 +175,10 @@ def test_interrupt_then_resume(tmp_path: Path, sig: signal.Signals) -> None:
     before = rd.summary()
     assert 3 <= len(before) < 8 and all(x["status"] != "failed" for x in before)
 
+    dry = subprocess.run(
+        [*CMD, "run", "--resume", str(run), "--dry-run"], capture_output=True, text=True, timeout=60
+    )
+    assert dry.returncode == 0 and dry.stdout.count("[2/2 done]") >= 1 and "[0/2 done]" in dry.stdout
     r = subprocess.run(
         [*CMD, "run", "--resume", str(run), "--quiet"], capture_output=True, text=True, timeout=180
     )
