@@ -190,7 +190,7 @@ _LABELS: dict[str, dict[str, str]] = {
         "sec.winners": "吞吐 winner 统计",
         "sec.winners_by": "吞吐 Winner 统计（按 {metric}）",
         "sec.findings": "关键发现",
-        "sec.bands": "并发是决定性因素",
+        "sec.bands": "按并发区间的发现",
         "sec.class_best": "各负载类型的最佳配置",
         "sec.gaps": "随并发增加的差距",
         "sec.anomalies": "异常",
