@@ -127,7 +127,11 @@ def test_reference_page_has_every_plot_and_number(
     assert len(ids) == len(set(ids))
     refs = set(re.findall(r'(?:url\(#|href="#)([^)"]+)', page))
     assert refs <= set(ids), refs - set(ids)
-    # one tooltip per win-map cell
+    # one tooltip per plotted point (scenario, level, config, value), one per win-map cell
+    tput = page[page.index('<figure class="plot" id="fig-metric-total_throughput"') :]
+    tput = tput[: tput.index("</figure>")]
+    assert tput.count("<title>") == len(ref_view.cells)
+    assert "<title>chat_short · c=16 · DSpark(st=5): 6282.94 tok/s</title>" in tput
     winmap = page[page.index('<figure class="plot" id="fig-winmap"') :]
     assert winmap[: winmap.index("</figure>")].count("<title>") == len(ref_view.winners)
     # every value of the core table and every gain of the winner table, as the Markdown report prints them

@@ -190,8 +190,18 @@ def ellipsize(text: str, n: int) -> str:
 
 
 # ---- figures ---------------------------------------------------------------------------------------
-def metric_figure(view: ReportView, key: str, *, accept: bool = False) -> Figure:
-    """Small multiples of one metric (or acceptance length) against concurrency, one panel per scenario."""
+def point_gid(scenario_index: int, config_index: int, level: int) -> str:
+    return f"pt-{scenario_index}-{config_index}-{level}"
+
+
+def metric_figure(
+    view: ReportView, key: str, *, accept: bool = False, titles: dict[str, str] | None = None
+) -> Figure:
+    """Small multiples of one metric (or acceptance length) against concurrency, one panel per scenario.
+
+    Each marker is its own artist with a gid (:func:`point_gid`); ``titles`` (when given) receives a
+    tooltip per gid: scenario, level, config (and the picked config in a compare), value and interval.
+    """
     scenarios = [s for s in view.scenarios if any(_series(view, s, c.label, key) for c in view.configs)]
     colors = config_colors(view)
     levels = sorted({c.concurrency for c in view.cells}) or [1]
@@ -224,7 +234,12 @@ def metric_figure(view: ReportView, key: str, *, accept: bool = False) -> Figure
             top = max([top, *ys, *(p[2][1] for p in pts if p[2])])
             color = colors[conf.label]
             marker = MARKERS[j % len(MARKERS)]
-            ax.plot(xs, ys, color=color, marker=marker, markersize=4, linewidth=1.4, label=conf.label)
+            ax.plot(xs, ys, color=color, linewidth=1.4)
+            for x, (level, y, ci) in zip(xs, pts, strict=True):
+                gid = point_gid(i, j, level)
+                ax.plot([x], [y], color=color, marker=marker, markersize=4, linestyle="none", gid=gid)
+                if titles is not None:
+                    titles[gid] = _point_title(view, scen, level, conf.label, key, y, ci)
             lows = [p[1] - p[2][0] if p[2] else 0.0 for p in pts]
             highs = [p[2][1] - p[1] if p[2] else 0.0 for p in pts]
             if any(lows) or any(highs):
@@ -248,6 +263,25 @@ def metric_figure(view: ReportView, key: str, *, accept: bool = False) -> Figure
         ncols=min(len(handles), 6),
     )
     return fig
+
+
+def _point_title(
+    view: ReportView, scen: str, level: int, config: str, key: str, y: float, ci: list[float]
+) -> str:
+    try:
+        spec = view.metric(key)
+        decimals, unit = spec.decimals, spec.unit
+    except KeyError:
+        decimals, unit = 2, ""
+    name = config
+    if view.kind == "compare":
+        cell = view.cell(scen, level, config)
+        if cell and cell.picked and cell.picked != config:
+            name = f"{config} ({cell.picked})"
+    text = f"{scen} · c={level} · {name}: {y:.{decimals}f} {unit}".rstrip()
+    if ci:
+        text += f" [{ci[0]:.{decimals}f}, {ci[1]:.{decimals}f}]"
+    return text
 
 
 def _winmap_cell(row: WinnerRow) -> tuple[str, str]:
@@ -397,12 +431,15 @@ def _figures(
 ) -> Iterator[tuple[str, str, str | None, Figure, dict[str, str]]]:
     """Figures are built lazily (one alive at a time); the caller holds the :func:`_style` context."""
     for key in plotted_metrics(view):
-        yield f"metric-{key}", "metric", key, metric_figure(view, key), {}
+        titles: dict[str, str] = {}
+        yield f"metric-{key}", "metric", key, metric_figure(view, key, titles=titles), titles
     if any(w.metric == view.primary_metric for w in view.winners):
         fig = winmap_figure(view, lang)
         yield "winmap", "winmap", view.primary_metric, fig, _winmap_gid_titles(view, winmap_titles)
     if has_accept_length(view):
-        yield "accept_length", "accept_length", None, metric_figure(view, "accept_length", accept=True), {}
+        titles = {}
+        fig = metric_figure(view, "accept_length", accept=True, titles=titles)
+        yield "accept_length", "accept_length", None, fig, titles
 
 
 def _winmap_gid_titles(view: ReportView, titles: Mapping[tuple[str, int], str] | None) -> dict[str, str]:
