@@ -394,11 +394,14 @@ def _jsonable(x: Any) -> Any:
 
 
 def _recommendations(
-    t: core.Table, vs: list[core.PairVerdict], skip: set[tuple[str, int]], bands: Any
+    t: core.Table, vs: list[core.PairVerdict], skip: set[tuple[str, int]], bands: Any, by_class: bool = True
 ) -> list[V.Recommendation]:
     vs2 = [v for v in vs if (v.scenario, v.concurrency) not in skip]
     out = []
-    for d in recommend.recommendations(t, vs2, bands):
+    decisions = (
+        recommend.recommendations(t, vs2, bands) if by_class else recommend.band_summaries(t, vs2, bands)
+    )
+    for d in decisions:
         n = d.wins + d.losses + d.ties
         args: dict[str, Any] = {
             "wins": d.wins,
@@ -696,12 +699,7 @@ def build_view(
         for x in xs
     ]  # fmt: skip
     recs = _recommendations(t, vs, skip, bands)
-    band_recs = [
-        V.Recommendation(workload_class=None, band=d.band, c_low=d.c_low, c_high=d.c_high, config=d.config, alternatives=d.alternatives,
-                         expected_gain=d.expected_gain, ci_low=d.ci_low, ci_high=d.ci_high, confidence=d.confidence,  # type: ignore[arg-type]
-                         basis=d.basis, n_cells=d.wins + d.losses + d.ties, note=V.Msg(key="rec.any", args={"ties": d.ties, "n": d.wins + d.losses + d.ties}))
-        for d in recommend.band_summaries(t, [v for v in vs if (v.scenario, v.concurrency) not in skip], bands)
-    ]  # fmt: skip
+    band_recs = _recommendations(t, vs, skip, bands, by_class=False)
     sched = [V.ScheduleEntry(**s.__dict__) for s in recommend.schedule(t, ws, skip)]
     checks = _checks(t, ds, noise, prov, graph_cap)
     compare = _compare_summary(t, ws) if kind == "compare" else None
@@ -733,6 +731,6 @@ def build_view(
         noise=V.NoiseInfo(floor=noise.floor, source=noise.source, n=noise.n, min_effect=noise.min_effect, detail=noise_msg),
         verdicts=[_verdict(v) for v in vs], latency_verdicts=[_verdict(v) for v in lat], winners=winners,
         findings=_band_findings(t, vs, ws, skip, bands), class_best=_class_best(t, vs, skip), gaps=_gaps(t, vs, ws),
-        anomalies=anomaly_views, crossovers=cross_views, recommendations=recs, schedule=sched, checks=checks,
+        anomalies=anomaly_views, crossovers=cross_views, recommendations=band_recs + recs, schedule=sched, checks=checks,
         compare=compare, next_steps=_next_steps(t, parts, noise, prov), lossless=lossless, notes=_aa_scenarios(t, noise) + _notes(t),
     )  # fmt: skip

@@ -434,7 +434,11 @@ _t(
     "变为 {after_label}。",
 )
 
-_t("rec.win", "wins {wins} of {n} cells against {other}", "{n} 个点中胜出 {other} {wins} 个")
+_t(
+    "rec.win",
+    "wins {wins} of {n} cells against {other} ({ties} ties, no loss)",
+    "对 {other}：{n} 个点中胜出 {wins} 个（持平 {ties}，无落后）",
+)
 _t(
     "rec.any",
     "differences are small: {ties} of {n} cells within the noise floor",
