@@ -402,8 +402,13 @@ def inline_svg(svg: str, prefix: str, *, label: str = "", titles: Mapping[str, s
     svg = _TAG.sub(fix_tag, svg)
     head_end = svg.index(">")
     head = svg[:head_end]
+    width = re.search(r'\swidth="([0-9.]+)pt"', head)
     head = re.sub(r'\s(width|height)="[^"]*"', "", head, count=2)
-    attrs = f' class="plot" role="img" aria-label="{html.escape(label)}"' if label else ' class="plot"'
+    attrs = ' class="plot"'
+    if width:  # CSS scales the plot to the page width, but never above its natural size (pt -> px)
+        attrs += f' style="max-width: {float(width.group(1)) * 4 / 3:.0f}px"'
+    if label:
+        attrs += f' role="img" aria-label="{html.escape(label)}"'
     svg = head + attrs + svg[head_end:]
     for gid, title in (titles or {}).items():
         opening = f'<g id="{prefix}-{gid}">'
