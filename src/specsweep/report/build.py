@@ -546,10 +546,16 @@ def _next_steps(
         if len(prov.backends) > 1:
             steps.append(V.Msg(key="next.engines", args={"backends": ", ".join(prov.backends)}))
     anomalies: list[V.Anomaly] = view_parts["anomalies"]
-    outl = sorted({f"{a.scenario} c={a.concurrency}" for a in anomalies if a.kind == "trend_outlier"})
+    outl = [
+        f"{s} c={c}"
+        for s, c in sorted({(a.scenario, a.concurrency) for a in anomalies if a.kind == "trend_outlier"})
+    ]
     if outl:
         steps.append(V.Msg(key="next.rerun_outliers", args={"cells": ", ".join(outl)}))
-    pc = sorted({f"{a.scenario} c={a.concurrency}" for a in anomalies if a.kind == "prefix_cache"})
+    pc = [
+        f"{s} c={c}"
+        for s, c in sorted({(a.scenario, a.concurrency) for a in anomalies if a.kind == "prefix_cache"})
+    ]
     if pc:
         steps.append(V.Msg(key="next.prefix_cache", args={"cells": ", ".join(pc)}))
     for c in view_parts["checks"]:
