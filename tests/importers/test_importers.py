@@ -211,3 +211,13 @@ def test_sglang_output_details_errors_count_as_failed(tmp_path: Path) -> None:
     assert _import(tmp_path, "sglang", [f]) == 0
     (row,) = find_run_dirs([tmp_path / "res"])[0].summary()
     assert row["failed"] == 1 and "ttfts" not in row
+
+
+@pytest.mark.parametrize("kind", ["sglang", "vllm"])
+def test_undecodable_bytes_are_a_data_error(tmp_path: Path, kind: str) -> None:
+    bad = tmp_path / "bin.jsonl"
+    bad.write_bytes(json.dumps(NEW).encode() + b"\n\xff\xfe\x00garbage\n")
+    with pytest.raises(DataError) as e:
+        import_results(kind, [bad], tmp_path / "res", ImportOptions(label="X", method="m"))
+    assert "bin.jsonl:2" in str(e.value)
+    assert not (tmp_path / "res").exists() or not any((tmp_path / "res").iterdir())

@@ -28,7 +28,7 @@ def parse(path: Path) -> list[ParsedRun]:
             continue
         try:
             obj = json.loads(line)
-        except json.JSONDecodeError as e:
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:  # bytes: json guesses UTF-8/16/32
             raise DataError(f"not valid JSON ({e})", file=str(path), line=lineno) from e
         if not isinstance(obj, dict):
             raise DataError(f"expected a JSON object, got {type(obj).__name__}", file=str(path), line=lineno)

@@ -41,7 +41,7 @@ def parse(path: Path) -> list[ParsedRun]:
         raise DataError(f"cannot read: {e.strerror or e}", file=str(path)) from e
     try:
         whole = json.loads(raw)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, UnicodeDecodeError):
         whole = None
     if whole is not None:
         items = whole if isinstance(whole, list) else [whole]
@@ -52,7 +52,7 @@ def parse(path: Path) -> list[ParsedRun]:
             continue
         try:
             obj = json.loads(line)
-        except json.JSONDecodeError as e:
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:  # bytes: json guesses UTF-8/16/32
             raise DataError(f"not valid JSON ({e})", file=str(path), line=lineno) from e
         out.append(_one(obj, path, lineno))
     if not out:
