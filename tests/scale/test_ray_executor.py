@@ -139,6 +139,8 @@ def test_worker_killed_mid_config_is_survived(cluster: None, tmp_path: Path) -> 
     assert len(servers) == 2
     assert wait_gone(servers, timeout=15) == [], "a server outlived the killed worker"
     assert not pid_alive(killed[0])
+    scratch = {d["scratch"] for d in events.of("server_ready")}
+    assert len(scratch) == 2 and not any(Path(p).exists() for p in scratch)  # the watchdog removed it
 
     # --resume works across executors: drop the last cell's row, resume locally.
     resumed = tmp_path / "resumed"
@@ -193,3 +195,7 @@ def test_interrupt_cancels_tasks_and_stops_servers(cluster: None, tmp_path: Path
     assert rd.manifest["status"] == "interrupted"
     assert len(rd.finished()) == 1  # the finished cell is kept; --resume does the rest
     assert wait_gone([d["pid"] for d in events.of("server_ready")], timeout=15) == []
+    # Resume with Ray: only the missing cell runs; the next task on the node sweeps the old scratch.
+    out = execute(plan, rd, executor="ray", reports=False)
+    assert len(out.rows) == 1 and rd.finished() == {(c.cell_id, 0) for c in plan.all_cells()}
+    assert not Path(events.of("server_ready")[0]["scratch"]).exists()

@@ -125,14 +125,22 @@ class InboxSink:
 class _OrphanGuard:
     """One watchdog process per server launch (see specsweep.executors.watchdog)."""
 
-    def __init__(self, stop_s: float) -> None:
+    def __init__(self, stop_s: float, scratch: Path) -> None:
         self.stop_s = stop_s
+        self.scratch = scratch
         self.procs: list[subprocess.Popen[bytes]] = []
 
     def watch(self, pgid: int) -> None:
         self.procs.append(
             subprocess.Popen(
-                [sys.executable, "-m", "specsweep.executors.watchdog", str(pgid), str(self.stop_s)],
+                [
+                    sys.executable,
+                    "-m",
+                    "specsweep.executors.watchdog",
+                    str(pgid),
+                    str(self.stop_s),
+                    str(self.scratch),
+                ],
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
@@ -166,6 +174,26 @@ def _server_pid(data: dict[str, Any]) -> int | None:
     return best
 
 
+SCRATCH_PREFIX = "specsweep-ray-"
+
+
+def _sweep_scratch() -> None:
+    """Remove scratch dirs of dead task workers on this node (``specsweep-ray-<pid>-*``): a worker
+    killed by Ray together with its watchdog leaves its scratch dir behind."""
+    base = Path(tempfile.gettempdir())
+    for d in base.glob(f"{SCRATCH_PREFIX}*-*"):
+        try:
+            pid = int(d.name[len(SCRATCH_PREFIX) :].split("-", 1)[0])
+        except ValueError:
+            continue
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            shutil.rmtree(d, ignore_errors=True)
+        except PermissionError:
+            pass
+
+
 def _task(
     job: ConfigJob, inbox: Any, attempt: int, driver_cwd: str, bench_fn: BenchFn | None
 ) -> dict[str, Any]:
@@ -182,9 +210,10 @@ def _task(
         "node_id": ctx.get_node_id(),
         "ray_gpu_ids": [str(g) for g in ctx.get_accelerator_ids().get("GPU", [])],
     }
-    scratch = Path(tempfile.mkdtemp(prefix="specsweep-ray-"))
+    _sweep_scratch()
+    scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
     sink = InboxSink(inbox, scratch, meta)
-    guard = _OrphanGuard(job.plan.experiment.timeouts.stop_s)
+    guard = _OrphanGuard(job.plan.experiment.timeouts.stop_s, scratch)
 
     def observer(event: str, data: dict[str, Any]) -> None:
         if event == "server_ready":
@@ -193,7 +222,13 @@ def _task(
                 guard.watch(pid)
         if event == "cell_done":  # the driver emits it once the cell is stored
             return
-        sink.put(("event", event, {**data, "node": meta["node"], "worker_pid": os.getpid()}))
+        sink.put(
+            (
+                "event",
+                event,
+                {**data, "node": meta["node"], "worker_pid": os.getpid(), "scratch": str(scratch)},
+            )
+        )
 
     try:
         rows = run_config(replace(job, run_path=scratch), sink, bench_fn=bench_fn, observer=observer)
