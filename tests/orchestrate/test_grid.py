@@ -38,6 +38,7 @@ def make_plan(*, repeats: int = 1, fail_second: bool = False, **over: Any) -> Pl
         "client": {"warmup_requests": 0, "warmup_sleep_s": 0},
         "repeats": repeats,
         "timeouts": {"ready_s": 20, "stop_s": 5},
+        "report": {"enabled": False},  # reports are the report library's tests (and take seconds)
     }
     data.update(over)
     return plan_experiment(parse_experiment(data))

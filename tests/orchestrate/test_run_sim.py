@@ -47,6 +47,7 @@ def experiment(marker: str, *, time_scale: float, output_len: int = 24, **over: 
         "workloads": [{"scenarios": ["tiny"], "concurrency": [1, 4], "num_prompts": 6}],
         "client": {"warmup_requests": 1, "warmup_sleep_s": 0},
         "timeouts": {"ready_s": 60, "stop_s": 10},
+        "report": {"enabled": False},  # seconds each; one test below writes report.md
     }
     d.update(over)
     return d
@@ -72,7 +73,7 @@ def marked_pids(marker: str) -> list[int]:
 def test_small_grid_with_real_bench(tmp_path: Path) -> None:
     marker = f"m-{uuid.uuid4().hex[:8]}"
     f = tmp_path / "exp.yaml"
-    f.write_text(yaml.safe_dump(experiment(marker, time_scale=1.0)))
+    f.write_text(yaml.safe_dump(experiment(marker, time_scale=1.0, report={"formats": ["md"]})))
     r = subprocess.run(
         [*CMD, "run", str(f), "--results-dir", str(tmp_path / "res"), "--quiet"],
         capture_output=True,
@@ -145,6 +146,8 @@ def wait_rows(path: Path, n: int, timeout: float) -> None:
 def test_interrupt_then_resume(tmp_path: Path, sig: signal.Signals) -> None:
     marker = f"m-{uuid.uuid4().hex[:8]}"
     d = experiment(marker, time_scale=0.05, repeats=2)
+    d["servers"][0]["grid"] = {}  # one server: the test is about cells, not launches
+    d["workloads"][0]["concurrency"] = [1, 2, 4]
     f = tmp_path / "exp.yaml"
     f.write_text(yaml.safe_dump(d))
     res = tmp_path / "res"
@@ -159,7 +162,7 @@ def test_interrupt_then_resume(tmp_path: Path, sig: signal.Signals) -> None:
         while not (res.exists() and any(res.iterdir())) and time.monotonic() < deadline:
             time.sleep(0.05)
         (run,) = res.iterdir()
-        wait_rows(run / "summary.jsonl", 3, timeout=120)
+        wait_rows(run / "summary.jsonl", 2, timeout=120)
         time.sleep(0.3)  # inside the next cell
         p.send_signal(sig)
         _, err = p.communicate(timeout=60)
@@ -173,7 +176,9 @@ def test_interrupt_then_resume(tmp_path: Path, sig: signal.Signals) -> None:
     rd = RunDir.open(run)
     assert rd.manifest["status"] == "interrupted"
     before = rd.summary()
-    assert 3 <= len(before) < 8 and all(x["status"] != "failed" for x in before)
+    assert 2 <= len(before) < 6 and all(x["status"] != "failed" for x in before)
+    if sig == signal.SIGTERM:
+        return  # resuming works the same after either signal: done once, below, for SIGINT
 
     dry = subprocess.run(
         [*CMD, "run", "--resume", str(run), "--dry-run"], capture_output=True, text=True, timeout=60
@@ -186,7 +191,7 @@ def test_interrupt_then_resume(tmp_path: Path, sig: signal.Signals) -> None:
     after = rd.summary()
     assert after[: len(before)] == before  # nothing finished was redone or rewritten
     keys = Counter((x["cell_id"], x["repeat"]) for x in after)
-    assert len(keys) == 8 and set(keys.values()) == {1}
+    assert len(keys) == 6 and set(keys.values()) == {1}
     assert rd.manifest["status"] == "finished"
     assert marked_pids(marker) == []
 
