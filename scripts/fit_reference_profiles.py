@@ -90,6 +90,19 @@ def sim_fit(argv: list[str]) -> None:
         raise SystemExit(f"sim fit failed with exit code {rc}")
 
 
+def annotate(path: Path, work: Path) -> None:
+    """Name the real source in the profile's provenance (the results dir was a temporary conversion)."""
+    import yaml
+
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    prov = data.setdefault("provenance", {})
+    prov["data"] = ["../shared/reference/seed-results.csv (as a run dir: specsweep.sim.reference)"]
+    cmd = str(prov.get("command", "")).replace(str(path.parent), "src/specsweep/sim/profiles")
+    prov["command"] = cmd.replace(str(work), "WORK")  # WORK: the script's temporary folder
+    prov["script"] = "python3 scripts/fit_reference_profiles.py"
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8")
+
+
 def write_yaml(path: Path, data: dict[str, Any]) -> None:
     import yaml
 
@@ -109,11 +122,13 @@ def fit_all(csv: Path, work: Path) -> Path:
             extra += ["--spec-method", "none", "--model-name", "sim-v4flash-nospec"]
         sim_fit([*common, "--method", "dspark", "--spec-tokens", "3,5", "--k", str(k), "--name", name,
                  *extra, "-o", str(PROFILES / f"{name}.yaml")])  # fmt: skip
+        annotate(PROFILES / f"{name}.yaml", work)
     sim_fit([*common, "--method", "dspark", "--spec-tokens", "3", "--holdout-spec-tokens", "5", "--k", "3",
              "--name", "holdout-st3", "-o", str(work / "holdout-st3.yaml")])  # fmt: skip
     sim_fit([str(results), "--acceptance", EAGLE_PRIOR, "--description", DESCRIPTIONS["v4flash-eagle"], "--base", str(work / "base-sglang.yaml"), *EAGLE_SCAN,
              *EAGLE_FIX, "--method", "eagle", "--name", "v4flash-eagle",
              "-o", str(PROFILES / "v4flash-eagle.yaml")])  # fmt: skip
+    annotate(PROFILES / "v4flash-eagle.yaml", work)
     return work / "holdout-st3.yaml"
 
 
