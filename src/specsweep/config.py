@@ -19,6 +19,7 @@ import hashlib
 import itertools
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -589,6 +590,35 @@ def parse_experiment(data: Any, *, file: str | None = None, default_name: str | 
         raise ConfigError(msg + more, file=file, path=path or None) from e
 
 
+def expand_env_vars(
+    data: Any, *, file: str | None = None, environ: Mapping[str, str] | None = None, path: str = ""
+) -> Any:
+    """``${VAR}`` anywhere in the file comes from the environment (paths in engines.env, ...); an unset
+    variable is an error. Server ``env`` values are left as written: they are expanded at launch, so a
+    secret (``HF_TOKEN: ${HF_TOKEN}``) never reaches the manifest."""
+    src = os.environ if environ is None else environ
+    if isinstance(data, str):
+
+        def repl(m: re.Match[str]) -> str:
+            if m.group(1) not in src:
+                raise ConfigError(
+                    f"environment variable {m.group(1)} is not set", file=file, path=path or None
+                )
+            return src[m.group(1)]
+
+        return _ENV_REF.sub(repl, data)
+    if isinstance(data, list):
+        return [expand_env_vars(x, file=file, environ=src, path=f"{path}[{i}]") for i, x in enumerate(data)]
+    if isinstance(data, dict):
+        out = {}
+        for k, v in data.items():
+            sub = f"{path}.{k}" if path else str(k)
+            keep = k == "env" and re.fullmatch(r"servers\[\d+\]", path) is not None
+            out[k] = v if keep else expand_env_vars(v, file=file, environ=src, path=sub)
+        return out
+    return data
+
+
 def load_experiment(path: str | Path) -> tuple[Experiment, Plan]:
     p = Path(path)
     try:
@@ -597,5 +627,6 @@ def load_experiment(path: str | Path) -> tuple[Experiment, Plan]:
         raise ConfigError(f"cannot read experiment file: {e.strerror}", file=str(p)) from e
     except yaml.YAMLError as e:
         raise ConfigError(f"not valid YAML: {e}", file=str(p)) from e
+    data = expand_env_vars(data, file=str(p))
     exp = parse_experiment(data, file=str(p), default_name=p.stem)
     return exp, plan_experiment(exp, file=str(p))

@@ -269,3 +269,22 @@ def test_plan_size_is_the_grid_product(sts: list[int], modes: list[str], levels:
     assert len(cells) == n_cfg * nsc * len(levels)
     assert len({c.cell_id for c in cells}) == len(cells)
     assert len({c.label for c in cells}) == n_cfg
+
+
+def test_environment_variables_expand_except_server_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SS_TEST_BIN", "/opt/engine/bin/srv")
+    monkeypatch.setenv("SS_TEST_TOKEN", "hf_secret_value")
+    d = base()
+    d["servers"][0]["argv"] = ["${SS_TEST_BIN}", "--port", "{port}", "--st", "{spec_tokens}"]
+    d["servers"][0]["env"] = {"HF_TOKEN": "${SS_TEST_TOKEN}"}
+    f = tmp_path / "exp.yaml"
+    f.write_text(yaml.safe_dump(d))
+    exp, _ = load_experiment(f)
+    assert exp.servers[0].argv is not None and exp.servers[0].argv[0] == "/opt/engine/bin/srv"
+    assert exp.servers[0].env == {"HF_TOKEN": "${SS_TEST_TOKEN}"}  # expanded only at launch
+    assert "hf_secret_value" not in str(exp.model_dump(mode="json"))  # so never in the manifest
+    monkeypatch.delenv("SS_TEST_BIN")
+    msg = err_of(d, tmp_path)
+    assert "at 'servers[0].argv[0]': environment variable SS_TEST_BIN is not set" in msg
