@@ -4,10 +4,11 @@ An experiment is ``servers`` (each a launch recipe plus a parameter ``grid``) x 
 (scenarios x concurrency levels) x ``repeats``. Expansion is pure:
 
     Experiment --expand_configs--> [ServerConfig]  (one launch each; the grid's product)
-               --plan_cells-----> [Cell]           (config x scenario x concurrency, stable cell_id)
+               --plan_experiment--> Plan: [Cell] per config (x scenario x concurrency, stable cell_id)
 
-Templates: string fields that build a command line (``args``, ``argv``, ``model``, ``profile``,
-``speculative_config`` values, ``label``, ``env`` values) may hold ``{name}`` placeholders: the grid
+``${VAR}`` anywhere in a file comes from the environment when it is loaded (server ``env`` values:
+at launch). Templates: string fields that build a command line (``args``, ``argv``, ``model``,
+``profile``, ``speculative_config`` values, ``label``, ``env`` values) may hold ``{name}`` placeholders: the grid
 and fixed ``params``, plus ``{port}``, ``{host}``, ``{model}``, ``{name}`` and ``{label}`` (the last
 three only where already known). Only ``{identifier}`` is a placeholder, so JSON braces stay as they
 are. Each list element is substituted on its own: a value never splits into several arguments.
@@ -31,7 +32,6 @@ from specsweep.errors import ConfigError, one_of
 from specsweep.workload.scenarios import BUILTIN, Scenario, default_num_prompts, parse_scenarios
 
 ServerKind = Literal["vllm", "sglang", "llamacpp", "command", "url", "sim"]
-KINDS: tuple[str, ...] = ("vllm", "sglang", "llamacpp", "command", "url", "sim")
 Scalar = str | int | float | bool
 
 # Dialect each kind speaks unless the experiment says otherwise.
