@@ -96,10 +96,27 @@ def _num(obj: dict[str, Any], key: str, file: str, line: int) -> float | None:
         v = float(v)  # vLLM writes request_rate "inf" as a string
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise DataError(f"expected a number, got {v!r}", file=file, line=line, field=key)
-    f = float(v)
+    try:
+        f = float(v)
+    except OverflowError:  # an integer beyond any float
+        raise DataError(f"number out of range: {v!r}", file=file, line=line, field=key) from None
     if math.isnan(f):
         return None
     return f
+
+
+def _storable(v: Any, file: str, line: int, key: str) -> Any:
+    """A value the run dir's JSON can hold: a 64-bit integer, a string without lone surrogates."""
+    if isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**64:
+        raise DataError(f"integer out of range: {v!r}", file=file, line=line, field=key)
+    if isinstance(v, str):
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError:
+            raise DataError(
+                f"not valid text (lone surrogate): {v!r}", file=file, line=line, field=key
+            ) from None
+    return v
 
 
 def normalise(obj: dict[str, Any], file: str, line: int) -> dict[str, Any]:
@@ -112,7 +129,7 @@ def normalise(obj: dict[str, Any], file: str, line: int) -> dict[str, Any]:
         if key in _NUMERIC_KEYS or (key.startswith(_NUMERIC_PREFIXES) and key.endswith(("_ms", "_s"))):
             row[key] = _num(obj, k, file, line)
         elif isinstance(v, (str, int, float, bool)) or v is None:
-            row.setdefault(key, v)
+            row.setdefault(key, _storable(v, file, line, k))
     errors = obj.get("errors")  # per-request error strings (--output-details / --save-detailed)
     if row.get("failed") is None and isinstance(errors, list):
         row["failed"] = sum(1 for e in errors if e)
@@ -140,7 +157,7 @@ def normalise(obj: dict[str, Any], file: str, line: int) -> dict[str, Any]:
         row["computed_keys"] = computed
     for k in ("completed", "failed", "total_input_tokens", "total_output_tokens"):
         v = row.get(k)
-        if isinstance(v, float) and v.is_integer():
+        if isinstance(v, float) and v.is_integer() and abs(v) < 2**63:
             row[k] = int(v)
     if g("total_throughput") is None and g("output_throughput") is None:
         raise DataError(
@@ -167,7 +184,13 @@ def build_rows(runs: Sequence[ParsedRun], opts: ImportOptions, tag_key: str = "t
                 field=tag_key,
             )
         conc = opts.concurrency if opts.concurrency is not None else r.row.get("max_concurrency")
-        if conc is None or isinstance(conc, bool) or not isinstance(conc, (int, float)) or conc < 1:
+        if (
+            conc is None
+            or isinstance(conc, bool)
+            or not isinstance(conc, (int, float))
+            or not math.isfinite(conc)
+            or conc < 1
+        ):
             raise DataError(
                 f"no usable max_concurrency (got {conc!r}); give --concurrency N",
                 file=r.file,
