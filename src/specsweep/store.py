@@ -15,6 +15,7 @@ A summary line that does not parse (torn by a crash of an older writer) is skipp
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import tempfile
@@ -42,20 +43,26 @@ def safe_name(s: str) -> str:
     return out[:150]
 
 
+def _umask_mode() -> int:
+    """The mode a plain open() would give a new file (mkstemp makes 0600; results are for sharing)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, _umask_mode())
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
     _fsync_dir(path.parent)
 
@@ -230,14 +237,13 @@ def write_records_parquet(path: Path, records: Iterable[RequestRecord]) -> None:
     os.close(fd)
     try:
         pq.write_table(table, tmp, compression="zstd")
+        os.chmod(tmp, _umask_mode())
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
     _fsync_dir(path.parent)
 
