@@ -197,6 +197,10 @@ def build_rows(runs: Sequence[ParsedRun], opts: ImportOptions, tag_key: str = "t
                 line=r.line,
                 field="max_concurrency",
             )
+        if conc > 10_000_000:
+            raise DataError(
+                f"implausible max_concurrency {conc!r}", file=r.file, line=r.line, field="max_concurrency"
+            )
         conc = int(conc)
         rep = counts.get((scenario, conc), 0)
         counts[(scenario, conc)] = rep + 1
