@@ -213,6 +213,7 @@ def _task(
     _sweep_scratch()
     scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
     sink = InboxSink(inbox, scratch, meta)
+    sink.put(("started", job.cfg.label, attempt, meta["node_id"]))
     guard = _OrphanGuard(job.plan.experiment.timeouts.stop_s, scratch)
 
     def observer(event: str, data: dict[str, Any]) -> None:
@@ -247,6 +248,7 @@ class _Attempt:
     submitted_at: str
     todo: list[tuple[Cell, int]]
     base: dict[tuple[str, int], int] = field(default_factory=dict)  # rows written before it ran
+    avoid: str | None = None  # node id the previous attempt was lost on
 
 
 class RayExecutor:
@@ -272,6 +274,7 @@ class RayExecutor:
         self.max_attempts = max(1, max_attempts)
         self.rows: list[dict[str, Any]] = []
         self.written: Counter[tuple[str, int]] = Counter()  # rows written this invocation (any status)
+        self.started_on: dict[tuple[str, int], str] = {}  # (label, attempt) -> node id
 
     # inbox items -> run dir, observer
     def _apply(self, items: list[tuple[Any, ...]]) -> None:
@@ -285,6 +288,8 @@ class RayExecutor:
             elif kind == "log":
                 with (self.run_dir.logs_dir / item[1]).open("ab") as f:
                     f.write(item[2])
+            elif kind == "started":
+                self.started_on[(item[1], item[2])] = item[3]
             elif kind == "event":
                 self.observer(item[1], item[2])
 
@@ -317,7 +322,8 @@ class RayExecutor:
             .remote()
         )
         remote = ray.remote(max_retries=0)(_task)
-        nodes = [n.get("Resources", {}) for n in ray.nodes() if n.get("Alive")]
+        alive = [n for n in ray.nodes() if n.get("Alive")]
+        nodes = [n.get("Resources", {}) for n in alive]
         queue: list[_Attempt] = []
         for cfg in self.plan.configs:
             todo = [(c, r) for c in self.plan.cells[cfg.label] for r in range(exp.repeats)]
@@ -331,6 +337,8 @@ class RayExecutor:
                 while queue and (self.max_parallel is None or len(pending) < self.max_parallel):
                     att = queue.pop(0)
                     d = demands.setdefault(att.cfg.label, config_demand(att.cfg, exp.client.workers))
+                    if att.attempt > 1:  # a node may have left since
+                        nodes = [n.get("Resources", {}) for n in ray.nodes() if n.get("Alive")]
                     why = infeasible(d, nodes)
                     if why:
                         self._fail(att, why)
@@ -344,9 +352,14 @@ class RayExecutor:
                     job = ConfigJob(
                         att.cfg, self.plan.cells[att.cfg.label], self.plan, self.run_dir.path, skip
                     )
-                    ref = remote.options(**d.options()).remote(
-                        job, inbox, att.attempt, os.getcwd(), self.bench_fn
-                    )
+                    opts = d.options()
+                    if att.avoid:  # prefer another node that fits (soft: else wherever Ray can)
+                        alive = [n for n in ray.nodes() if n.get("Alive")]
+                        other = [n["NodeID"] for n in alive if n["NodeID"] != att.avoid
+                                 and infeasible(d, [n.get("Resources", {})]) is None]  # fmt: skip
+                        if other:
+                            opts["scheduling_strategy"] = NodeAffinitySchedulingStrategy(other[0], soft=True)
+                    ref = remote.options(**opts).remote(job, inbox, att.attempt, os.getcwd(), self.bench_fn)
                     pending[ref] = att
                     self.observer("ray_submit", {"label": att.cfg.label, "attempt": att.attempt, "demand": d})
                 if not pending:
@@ -389,7 +402,8 @@ class RayExecutor:
             self.observer("ray_lost", {"label": att.cfg.label, "attempt": att.attempt, "error": what,
                                        "cells_failed": len(left)})  # fmt: skip
             if left and att.attempt < self.max_attempts:
-                return _Attempt(att.cfg, att.attempt + 1, now_iso(), left)
+                lost_on = self.started_on.get((att.cfg.label, att.attempt))
+                return _Attempt(att.cfg, att.attempt + 1, now_iso(), left, avoid=lost_on)
             return None
 
 
