@@ -115,6 +115,8 @@ def test_repeats_of_one_cell(tmp_path: Path) -> None:
             json.dumps({k: v for k, v in NEW.items() if k != "max_concurrency"}) + "\n",
             "field 'max_concurrency'",
         ),
+        (json.dumps({**NEW, "max_concurrency": 1e30}) + "\n", "field 'max_concurrency'"),
+        (json.dumps({**NEW, "max_concurrency": float("nan")}) + "\n", "field 'max_concurrency'"),
         ("[1, 2]\n", ":1"),
         ("\n\n", "no result lines"),
     ],
