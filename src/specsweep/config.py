@@ -625,6 +625,8 @@ def load_experiment(path: str | Path) -> tuple[Experiment, Plan]:
         data = yaml.safe_load(p.read_text(encoding="utf-8"))
     except OSError as e:
         raise ConfigError(f"cannot read experiment file: {e.strerror}", file=str(p)) from e
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"not UTF-8 text (byte {e.start}): {e.reason}", file=str(p)) from e
     except yaml.YAMLError as e:
         raise ConfigError(f"not valid YAML: {e}", file=str(p)) from e
     data = expand_env_vars(data, file=str(p))
