@@ -83,14 +83,21 @@ async def _load(url: str, conc: int, duration_s: float, max_tokens: int) -> dict
 
 # ---- one concurrency level -----------------------------------------------------------------------
 def measure(
-    conc: int, step_ms: float, k: int, duration_s: float, warmup_s: float, max_tokens: int
+    conc: int,
+    step_ms: float,
+    k: int,
+    duration_s: float,
+    warmup_s: float,
+    max_tokens: int,
+    writer_threads: int = 0,
 ) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         prof = Path(tmp) / "capacity.yaml"
         prof.write_text(_profile_yaml(step_ms, k, max(conc, 8)))
         truth = Path(tmp) / "truth.jsonl"
         srv = subprocess.Popen(
-            [sys.executable, "-m", "specsweep.sim.serve", "--profile", str(prof), "--port", "0", "--truth", str(truth)],
+            [sys.executable, "-m", "specsweep.sim.serve", "--profile", str(prof), "--port", "0", "--truth", str(truth),
+             "--writer-threads", str(writer_threads)],
             stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
         try:
@@ -126,6 +133,7 @@ def measure(
     per_chunk_us = [(max(w) - min(w)) / (len(w) - 1) / 1e3 for w in steps.values() if len(w) > 1]
     return {
         "concurrency": conc,
+        "writer_threads": writer_threads,
         "step_ms": step_ms,
         "k": k,
         "chunks_per_s": round(n_chunks / window_s, 1),
@@ -209,6 +217,7 @@ def main() -> int:
     ap.add_argument("--duration", type=float, default=8.0)
     ap.add_argument("--warmup", type=float, default=2.0)
     ap.add_argument("--max-tokens", type=int, default=256)
+    ap.add_argument("--writer-threads", type=int, default=0, help="the server's --writer-threads")
     ap.add_argument("--micro", action="store_true", help="only the CPU cost per chunk (no sockets)")
     ap.add_argument("--client", help=argparse.SUPPRESS)  # internal: run as the load process
     a = ap.parse_args()
@@ -222,10 +231,13 @@ def main() -> int:
         return 0
     rows = []
     for c in (int(x) for x in a.concurrency.split(",")):
-        row = measure(c, a.step_ms, a.k, a.duration, a.warmup, a.max_tokens)
+        row = measure(c, a.step_ms, a.k, a.duration, a.warmup, a.max_tokens, a.writer_threads)
         rows.append(row)
         print(json.dumps(row), flush=True)
-    print(f"\n{os.cpu_count()} CPUs; step {a.step_ms} ms, k={a.k}, {a.max_tokens} tokens per request\n")
+    print(
+        f"\n{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; step {a.step_ms} ms, k={a.k}, "
+        f"{a.max_tokens} tokens per request, writer threads {a.writer_threads}\n"
+    )
     print(
         "| streams | chunks/s | err p50 ms | err p99 ms | err p99.9 ms | err max ms | step start late p99 ms | us/chunk in a burst |"
     )

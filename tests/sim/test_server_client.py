@@ -44,4 +44,4 @@ def test_client_records_match_ground_truth(backend: str, tmp_path: Path) -> None
             assert seen_ns >= c["mono_ns"]
             lags_ms.append((seen_ns - c["mono_ns"]) / 1e6)
         assert r.prompt_tokens_server == t["prompt_tokens"]
-    assert statistics.median(lags_ms) < 10.0, lags_ms  # ~0.1-0.5 ms on an idle machine
+    assert statistics.median(lags_ms) < 25.0, lags_ms  # ~0.1-0.5 ms on an idle machine, more on a busy one

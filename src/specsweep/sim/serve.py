@@ -46,6 +46,13 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--served-model-name", help="model id to serve (default: the profile's model_name)")
     p.add_argument("--max-model-len", type=int, default=DEFAULT_MAX_MODEL_LEN, help="context length")
+    p.add_argument(
+        "--writer-threads",
+        type=int,
+        default=0,
+        help="split each step's socket writes over N threads (multi-core hosts, hundreds of streams; "
+        "default 0: the event loop writes them)",
+    )
 
 
 def serve_main(args: argparse.Namespace) -> int:
@@ -54,6 +61,8 @@ def serve_main(args: argparse.Namespace) -> int:
     faults = parse_faults(args.faults)
     if not args.time_scale > 0:
         raise UsageError(f"--time-scale {args.time_scale!r}; expected a positive number")
+    if not 0 <= args.writer_threads <= 64:
+        raise UsageError(f"--writer-threads {args.writer_threads}; expected 0..64")
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port}; expected 0..65535")
     if args.truth:
@@ -78,7 +87,7 @@ async def _serve(args: argparse.Namespace, profile: Profile, faults: Faults) -> 
         handle = await start_server(
             profile, args.host, args.port, seed=args.seed, time_scale=args.time_scale, truth=args.truth,
             faults=faults, served_model_name=args.served_model_name, max_model_len=args.max_model_len,
-            on_crash=crash,
+            on_crash=crash, writer_threads=args.writer_threads,
         )  # fmt: skip
     except OSError as e:
         raise UsageError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}") from None

@@ -26,11 +26,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import random
 import time
 import uuid
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -80,6 +82,7 @@ class SimConfig:
         0.004  # at most this long busy-waiting before each deadline (asyncio timers are ~1 ms coarse)
     )
     on_crash: Callable[[], None] | None = None  # default: drop every connection and stop serving
+    writer_threads: int = 0  # > 1: a step's socket writes are split over this many threads
 
     @property
     def model_name(self) -> str:
@@ -102,6 +105,7 @@ class _Req:
         "endpoint",
         "faults",
         "faulty",
+        "fd",
         "finish_reason",
         "held",
         "ids",
@@ -132,6 +136,7 @@ class _Req:
         self.words: WordStream | None = None
         self.enc: Any = None
         self.transport: asyncio.Transport | None = None
+        self.fd = -1  # the socket's file descriptor (writer threads)
         self.done: asyncio.Future[None] | None = None
         self.faults = RequestFaults()
         self.faulty = False  # any fault drawn for this request (checked per chunk)
@@ -176,6 +181,11 @@ class SimServer:
         self.started_epoch = time.time()
         self.crashed = False
         self._crash_cb: Callable[[], None] = cfg.on_crash or self._default_crash
+        self._pool = (
+            ThreadPoolExecutor(cfg.writer_threads, thread_name_prefix="sim-writer")
+            if cfg.writer_threads > 1
+            else None
+        )
         self.app = self._make_app()
 
     # ---- lifecycle ----------------------------------------------------------------------------
@@ -231,6 +241,8 @@ class SimServer:
         if self._truth_file is not None:
             self._truth_file.close()
             self._truth_file = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
 
     def _vnow(self) -> float:
         assert self._loop is not None
@@ -330,6 +342,10 @@ class SimServer:
         to_epoch = time.time_ns() - mono()  # one epoch reading per step, not per chunk
         finished: list[_Req] = []
         lost: list[_Req] = []
+        pool = self._pool
+        direct: list[tuple[_Req, int, bytes, int]] = []  # for the writer threads: (req, fd, frame, n)
+        if pool is not None and len(prepared) < 4 * self.cfg.writer_threads:
+            pool = None  # a small step: threads would cost more than they save
         for req, frame, n, flags in prepared:
             if flags & _NONSTREAM:
                 if flags & _FINISHED:
@@ -342,16 +358,33 @@ class SimServer:
             if flags & _HOLD and req.stalled:  # (a stall released since prepare: write as usual)
                 self._hold(req, frame, n, sched_ns, bool(flags & _FINISHED))
                 continue
-            if req.truth is not None:  # stamped as the bytes go to send(2): a reader cannot see them earlier
-                m = mono()
-                req.truth.append((m, m + to_epoch, sched_ns, n))
-            t.write(frame)
+            if pool is not None and req.fd >= 0 and not flags & _DISCONNECT and not t.get_write_buffer_size():
+                direct.append((req, req.fd, frame, n))
+            else:
+                if (
+                    req.truth is not None
+                ):  # stamped as the bytes go to send(2): a reader cannot see them earlier
+                    m = mono()
+                    req.truth.append((m, m + to_epoch, sched_ns, n))
+                t.write(frame)
             if flags & _FINISHED:
                 finished.append(req)
             elif flags & _DISCONNECT:
                 req.disconnected = True
                 t.close()
                 lost.append(req)
+        if direct:
+            assert pool is not None
+            w = self.cfg.writer_threads
+            parts = [direct[i::w] for i in range(w)]
+            for req, rest in (
+                x for part in pool.map(_write_raw, parts, [(sched_ns, to_epoch)] * w) for x in part
+            ):
+                t = req.transport
+                if rest is None or t is None or t.is_closing():
+                    lost.append(req)
+                else:
+                    t.write(rest)  # the socket took part of the frame: asyncio sends the rest, in order
         for req in lost:
             if req.rid in self._reqs:
                 self.engine.abort(req.rid)
@@ -632,6 +665,8 @@ class SimServer:
         except (ConnectionError, RuntimeError):
             return resp
         req.transport = request.transport
+        sock = request.transport.get_extra_info("socket") if request.transport is not None else None
+        req.fd = sock.fileno() if sock is not None else -1
         self._start(req)
         assert req.done is not None
         await req.done
@@ -769,6 +804,32 @@ class SimServer:
         )
 
 
+def _write_raw(
+    items: list[tuple[_Req, int, bytes, int]], times: tuple[int, int]
+) -> list[tuple[_Req, bytes | None]]:
+    """Writer thread: send each frame straight to its socket (send(2) releases the GIL, so threads
+    write in parallel). Only used for sockets asyncio holds nothing for; returns what is left to
+    write (the unsent tail, or None for a dead connection)."""
+    sched_ns, to_epoch = times
+    mono = time.monotonic_ns
+    write = os.write
+    left: list[tuple[_Req, bytes | None]] = []
+    for req, fd, frame, n in items:
+        m = mono()
+        try:
+            k = write(fd, frame)
+        except (BlockingIOError, InterruptedError):
+            k = 0
+        except OSError:
+            left.append((req, None))
+            continue
+        if req.truth is not None:
+            req.truth.append((m, m + to_epoch, sched_ns, n))
+        if k < len(frame):
+            left.append((req, frame[k:]))
+    return left
+
+
 class _Crashed(Exception):
     """Raised out of a handler when the in-process server simulates a crash."""
 
@@ -810,12 +871,24 @@ async def start_server(
     max_model_len: int = DEFAULT_MAX_MODEL_LEN,
     spin_s: float = 0.004,
     on_crash: Callable[[], None] | None = None,
+    writer_threads: int = 0,
 ) -> ServerHandle:
     """Start a sim server on the running event loop; ``port=0`` picks a free port (see ``.port``)."""
     prof = load_profile(profile) if isinstance(profile, str) else profile
     flt = faults if isinstance(faults, Faults) else parse_faults(faults)
     cfg = SimConfig(
-        prof, host, port, seed, time_scale, truth, flt, served_model_name, max_model_len, spin_s, on_crash
+        prof,
+        host,
+        port,
+        seed,
+        time_scale,
+        truth,
+        flt,
+        served_model_name,
+        max_model_len,
+        spin_s,
+        on_crash,
+        writer_threads,
     )
     server = SimServer(cfg)
     runner = web.AppRunner(server.app, handle_signals=False, access_log=None)
