@@ -69,6 +69,8 @@ def _json(obj: Any, status: int = 200) -> web.Response:
 
 @dataclass
 class SimConfig:
+    """Everything a sim server is started with (see :func:`start_server` for the meaning)."""
+
     profile: Profile
     host: str = "127.0.0.1"
     port: int = 0
@@ -78,9 +80,7 @@ class SimConfig:
     faults: Faults = field(default_factory=Faults)
     served_model_name: str | None = None
     max_model_len: int = DEFAULT_MAX_MODEL_LEN
-    spin_s: float = (
-        0.004  # at most this long busy-waiting before each deadline (asyncio timers are ~1 ms coarse)
-    )
+    spin_s: float = 0.004  # longest poll before a deadline (asyncio timers are ~1 ms coarse)
     on_crash: Callable[[], None] | None = None  # default: drop every connection and stop serving
     writer_threads: int = 0  # > 1: a step's socket writes are split over this many threads
 
@@ -873,7 +873,16 @@ async def start_server(
     on_crash: Callable[[], None] | None = None,
     writer_threads: int = 0,
 ) -> ServerHandle:
-    """Start a sim server on the running event loop; ``port=0`` picks a free port (see ``.port``)."""
+    """Start a sim server on the running event loop; ``port=0`` picks a free port (see ``.port``).
+
+    ``profile``: a Profile, a shipped profile's name or a .yaml path. ``time_scale``: virtual seconds
+    per wall second. ``truth``: JSON-lines file of every chunk's write time (appended). ``faults``: a
+    Faults or a ``--faults`` spec. ``spin_s``: the longest the driver polls the loop before a deadline.
+    ``on_crash``: what the crash_after fault does (default: reset every connection, stop answering).
+    ``writer_threads``: > 1 splits each step's socket writes over that many threads.
+
+    Use ``async with await start_server(...) as handle:`` or call ``await handle.close()``.
+    """
     prof = load_profile(profile) if isinstance(profile, str) else profile
     flt = faults if isinstance(faults, Faults) else parse_faults(faults)
     cfg = SimConfig(
