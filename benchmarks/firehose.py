@@ -82,8 +82,7 @@ class Proto(asyncio.Protocol):
         self.tr: asyncio.Transport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.tr = transport
+        self.tr = transport  # type: ignore[assignment]  # uvloop's transports are not asyncio.Transport
 
     def data_received(self, data: bytes) -> None:
         self.buf += data
