@@ -383,7 +383,7 @@ def compare_pair(t: Table, a: str, b: str, s: str, c: int, m: Metric, noise: Noi
     )  # fmt: skip
 
 
-def all_verdicts(t: Table, metric: str, noise: Noise) -> list[PairVerdict]:
+def all_verdicts(t: Table, metric: str, noise: Noise) -> VerdictList:
     m = METRICS[metric]
     out = []
     labels = t.labels()
@@ -393,10 +393,26 @@ def all_verdicts(t: Table, metric: str, noise: Noise) -> list[PairVerdict]:
                 v = compare_pair(t, labels[i], labels[j], s, c, m, noise)
                 if v is not None:
                     out.append(v)
-    return out
+    return VerdictList(out)
+
+
+class VerdictList(list[PairVerdict]):
+    """Verdicts with a lookup by (scenario, concurrency, pair), built on first use (never mutated after)."""
+
+    _index: dict[tuple[str, int, str, str], PairVerdict] | None = None
+
+    def lookup(self, s: str, c: int, x: str, y: str) -> PairVerdict | None:
+        if self._index is None or len(self._index) != len(self):
+            self._index = {(v.scenario, v.concurrency, v.a, v.b): v for v in self}
+        return self._index.get((s, c, x, y)) or self._index.get((s, c, y, x))
+
+    def without(self, skip: set[tuple[str, int]]) -> VerdictList:
+        return VerdictList(v for v in self if (v.scenario, v.concurrency) not in skip)
 
 
 def find_verdict(vs: list[PairVerdict], s: str, c: int, x: str, y: str) -> PairVerdict | None:
+    if isinstance(vs, VerdictList):
+        return vs.lookup(s, c, x, y)
     for v in vs:
         if v.scenario == s and v.concurrency == c and {v.a, v.b} == {x, y}:
             return v

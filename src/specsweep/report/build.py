@@ -199,7 +199,7 @@ def _band_findings(
     t: core.Table, vs: list[core.PairVerdict], ws: list[core.Winner], skip: set[tuple[str, int]], bands: Any
 ) -> list[V.Finding]:
     out = []
-    vs2 = [v for v in vs if (v.scenario, v.concurrency) not in skip]
+    vs2 = core.VerdictList(vs).without(skip)
     for d in recommend.band_summaries(t, vs2, bands):
         n = d.wins + d.losses + d.ties
         args: dict[str, Any] = {
@@ -242,7 +242,7 @@ def _geo_ratio(t: core.Table, a: str, b: str, pts: list[tuple[str, int]], key: s
 
 
 def _class_best(t: core.Table, vs: list[core.PairVerdict], skip: set[tuple[str, int]]) -> list[V.ClassBest]:
-    vs2 = [v for v in vs if (v.scenario, v.concurrency) not in skip]
+    vs2 = core.VerdictList(vs).without(skip)
     out = []
     for d in recommend.class_decisions(t, vs2):
         scen = sorted({s for s, _c in d.points})
@@ -396,7 +396,7 @@ def _jsonable(x: Any) -> Any:
 def _recommendations(
     t: core.Table, vs: list[core.PairVerdict], skip: set[tuple[str, int]], bands: Any, by_class: bool = True
 ) -> list[V.Recommendation]:
-    vs2 = [v for v in vs if (v.scenario, v.concurrency) not in skip]
+    vs2 = core.VerdictList(vs).without(skip)
     out = []
     decisions = (
         recommend.recommendations(t, vs2, bands) if by_class else recommend.band_summaries(t, vs2, bands)
