@@ -35,7 +35,10 @@ def _range(s: str) -> tuple[int, float]:
 
 
 async def main(a: argparse.Namespace) -> None:
-    cfg = SimConfig(load_profile("toy"), a.host, a.port, a.seed, a.time_scale, faults=parse_faults(a.faults))
+    cfg = SimConfig(
+        load_profile("toy"), a.host, a.port, a.seed, a.time_scale, faults=parse_faults(a.faults),
+        served_model_name=a.served_model_name,
+    )  # fmt: skip
     server = SimServer(cfg)
     lo, hi = _range(a.fault_requests)
     draw = server._drawer.draw
@@ -91,4 +94,6 @@ if __name__ == "__main__":
     ap.add_argument("--readiness-fault", choices=["hang", "abort", "garbage"])
     ap.add_argument("--trap-sigterm", action="store_true")
     ap.add_argument("--child", action="store_true")
+    ap.add_argument("--api-key", help="accepted and ignored (secret-redaction tests)")
+    ap.add_argument("--served-model-name")
     asyncio.run(main(ap.parse_args()))
