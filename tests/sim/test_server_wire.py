@@ -402,3 +402,10 @@ def test_encoders_write_valid_json_events(
         assert o["meta_info"]["completion_tokens"] == n == len(o["output_ids"]) == TOK.count(o["text"])
         assert TOK.encode(o["text"]) == o["output_ids"]
     assert o["meta_info"]["finish_reason"]["type"] == fr
+
+
+def test_continuous_usage_needs_include_usage_like_vllm() -> None:
+    body = {"prompt": "x", "max_tokens": 6, "ignore_eos": True, "stream": True,
+            "stream_options": {"continuous_usage_stats": True}}  # fmt: skip
+    objs = _stream("/v1/completions", body).json()
+    assert all(o["usage"] is None for o in objs) and all(o["choices"] for o in objs)

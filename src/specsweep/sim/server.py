@@ -647,13 +647,14 @@ class SimServer:
                 body_fn(rid, created, self.model, text, req.finish_reason, req.prompt_tokens, req.n_out)
             )
         enc_cls = ChatEncoder if chat else CompletionsEncoder
+        include_usage = bool(so.get("include_usage", False))
         req.enc = enc_cls(
             rid,
             created,
             self.model,
             req.prompt_tokens,
-            bool(so.get("include_usage", False)),
-            bool(so.get("continuous_usage_stats", False)),
+            include_usage,
+            include_usage and bool(so.get("continuous_usage_stats", False)),  # as vLLM's should_include_usage
         )
         return await self._stream(request, req)
 
