@@ -367,3 +367,13 @@ def test_any_data_gives_a_consistent_report(
     for lang in ("en", "zh"):
         md = render(v, "md", lang)
         assert md.count("\n| ") >= len(v.cells)
+
+
+def test_a_tie_among_many_names_the_even_leaders(tmp_path: Path) -> None:
+    k4 = ("DSpark(st=4)", "dspark", {"spec_tokens": 4})
+    make_run(tmp_path, "x", [row(*K3, "s", 8, 700), row(*k4, "s", 8, 1010), row(*K5, "s", 8, 1000)])
+    v = build_view([tmp_path], "sweep")
+    assert v.winners[0].winner is None
+    assert "| s | 8 | tie (st=4, st=5) |" in render(v, "md", "en")
+    rec = v.recommendations[0]
+    assert rec.config is None and rec.alternatives == ["DSpark(st=4)", "DSpark(st=5)"]

@@ -173,7 +173,7 @@ def decide_group(
     if wins == 0:
         config = None
         confidence = "medium" if n >= 2 and losses == 0 else "low"
-        alternatives = cands
+        alternatives = [best, *alternatives]  # the leader and every config even with it
     elif wins == n and n >= 2:
         confidence = "high"
     elif losses == 0 and wins * 2 >= n:

@@ -49,6 +49,8 @@ def _winner_name(
     if v is None:
         return label("value.none", lang)
     if winner is None:
+        if len(view.configs) > 2:  # name the leaders that are even, not the whole field
+            return f"{label('verdict.tie', lang)} ({_short(view, v.a)}, {_short(view, v.b)})"
         return label("verdict.tie", lang)
     if view.kind == "compare":
         cell = view.cell(scenario, c, winner)
