@@ -409,3 +409,19 @@ def test_continuous_usage_needs_include_usage_like_vllm() -> None:
             "stream_options": {"continuous_usage_stats": True}}  # fmt: skip
     objs = _stream("/v1/completions", body).json()
     assert all(o["usage"] is None for o in objs) and all(o["choices"] for o in objs)
+
+
+def test_context_length_follows_the_kv_cache() -> None:
+    """Like vLLM, max_model_len fits the KV cache; without max_tokens a chat fills the context."""
+    prof = make_profile(t0_ms=0.1, kv_tokens=600)
+
+    async def go(h: Any, s: aiohttp.ClientSession) -> tuple[int, Any]:
+        async with s.get(h.url + "/v1/models") as r:
+            mml = (await r.json())["data"][0]["max_model_len"]
+        body = {"messages": [{"role": "user", "content": "hi"}], "ignore_eos": True}
+        async with s.post(h.url + "/v1/chat/completions", json=body) as r:
+            return mml, await r.json()
+
+    mml, out = run(_with_server(go, prof, time_scale=10.0))
+    assert mml == 600 - 3
+    assert out["usage"]["total_tokens"] == mml and out["choices"][0]["finish_reason"] == "length"

@@ -164,6 +164,8 @@ class SimServer:
         self.profile = cfg.profile
         self.engine = Engine(cfg.profile, seed=cfg.seed)
         self.model = cfg.model_name
+        # like vLLM, a context never exceeds what the KV cache holds (prompt + output + k lookahead)
+        self.max_model_len = max(1, min(cfg.max_model_len, cfg.profile.kv_tokens - cfg.profile.k))
         self.tokenizer = BuiltinTokenizer()
         self._words, self._word_ids = word_table()
         self._scale = float(cfg.time_scale)
@@ -480,11 +482,11 @@ class SimServer:
         the engine will take.
         """
         assert self._loop is not None and self._wake is not None
-        room = self.cfg.max_model_len - prompt_tokens
+        room = self.max_model_len - prompt_tokens
         if room < 1:
             raise BadRequest(
                 400,
-                f"This model's maximum context length is {self.cfg.max_model_len} tokens. However, your "
+                f"This model's maximum context length is {self.max_model_len} tokens. However, your "
                 f"request has {prompt_tokens} input tokens. Please reduce the length of the input.",
             )
         if max_tokens is None:
@@ -492,7 +494,7 @@ class SimServer:
         elif max_tokens > room:
             raise BadRequest(
                 400,
-                f"This model's maximum context length is {self.cfg.max_model_len} tokens. However, you "
+                f"This model's maximum context length is {self.max_model_len} tokens. However, you "
                 f"requested {prompt_tokens + max_tokens} tokens ({prompt_tokens} in the input, {max_tokens} "
                 "in the completion). Please reduce the length of the input or completion.",
                 param="max_tokens",
@@ -755,7 +757,7 @@ class SimServer:
         return web.Response(status=200)
 
     async def _h_models(self, request: web.Request) -> web.Response:
-        return _json(probes.models_body(self.model, int(self.started_epoch), self.cfg.max_model_len))
+        return _json(probes.models_body(self.model, int(self.started_epoch), self.max_model_len))
 
     async def _h_model_info(self, request: web.Request) -> web.Response:
         return _json(probes.model_info_body(self.model))
@@ -767,7 +769,7 @@ class SimServer:
         cfg = self.cfg
         body = probes.server_info_body(
             self.profile, self.engine.counters, model=self.model, host=cfg.host, port=cfg.port,
-            max_model_len=cfg.max_model_len, info=self._info(),
+            max_model_len=self.max_model_len, info=self._info(),
         )  # fmt: skip
         return _json(body)
 
@@ -792,7 +794,7 @@ class SimServer:
         return _json(
             {
                 "count": len(tokens),
-                "max_model_len": self.cfg.max_model_len,
+                "max_model_len": self.max_model_len,
                 "tokens": tokens,
                 "token_strs": None,
             }
