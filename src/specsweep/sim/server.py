@@ -5,8 +5,8 @@ One task drives the engine: while requests are pending it takes ``step = engine.
 writes every emission of the step to its stream in one pass, straight to the socket (pre-encoded bytes,
 HTTP chunked framing, no per-chunk await). While idle it waits for an arrival and moves the engine's
 virtual clock to the arrival's time. Asyncio timers wake up 1-2 ms late (epoll has millisecond timeouts),
-so the driver sleeps until a margin before the deadline and polls the loop for the rest; the margin
-follows the lateness of recent wake-ups (at most ``spin_s``).
+so the driver waits for a deadline in a timer thread (``time.sleep``: ~0.1 ms) and polls the loop for
+the last ``spin_s``; the event loop stays free meanwhile and nothing spins.
 
 Endpoints (shapes as vLLM / SGLang write them; see ``wire.py``)::
 
@@ -30,7 +30,6 @@ import os
 import random
 import time
 import uuid
-from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -80,7 +79,7 @@ class SimConfig:
     faults: Faults = field(default_factory=Faults)
     served_model_name: str | None = None
     max_model_len: int = DEFAULT_MAX_MODEL_LEN
-    spin_s: float = 0.004  # longest poll before a deadline (asyncio timers are ~1 ms coarse)
+    spin_s: float = 0.0002  # the driver polls the loop for the last this-many seconds before a deadline
     on_crash: Callable[[], None] | None = None  # default: drop every connection and stop serving
     writer_threads: int = 0  # > 1: a step's socket writes are split over this many threads
 
@@ -183,6 +182,7 @@ class SimServer:
         self.started_epoch = time.time()
         self.crashed = False
         self._crash_cb: Callable[[], None] = cfg.on_crash or self._default_crash
+        self._timer = ThreadPoolExecutor(1, thread_name_prefix="sim-timer")
         self._pool = (
             ThreadPoolExecutor(cfg.writer_threads, thread_name_prefix="sim-writer")
             if cfg.writer_threads > 1
@@ -245,6 +245,7 @@ class SimServer:
             self._truth_file = None
         if self._pool is not None:
             self._pool.shutdown(wait=True)
+        self._timer.shutdown(wait=False)
 
     def _vnow(self) -> float:
         assert self._loop is not None
@@ -260,10 +261,9 @@ class SimServer:
         assert loop is not None and self._wake is not None
         eng = self.engine
         wake = self._wake
-        max_spin = self.cfg.spin_s
+        poll = self.cfg.spin_s
         clock = loop.time
-        # how late recent timer wake-ups were; the spin covers the worst of them (adaptive, capped)
-        wake_late: deque[float] = deque([max_spin] * 8, maxlen=32)
+        timer = self._timer
         while True:
             if eng.idle:
                 wake.clear()
@@ -274,14 +274,15 @@ class SimServer:
                 continue
             target = self.wall0 + step.end / self._scale
             prepared = self._prepare(step, target)
-            spin = min(max_spin, max(wake_late) + 0.0003)
             delay = target - clock()
-            if delay > spin:
-                await asyncio.sleep(delay - spin)
-                wake_late.append(clock() - (target - spin))
-            else:
+            if delay <= poll:
                 await asyncio.sleep(0)  # behind schedule: still let arrivals in
-            while clock() < target:  # poll the loop (not a blind spin): arrivals and readers keep running
+            while delay > poll:
+                # a thread's time.sleep wakes within ~0.1 ms, asyncio's timers within ~1-2 ms; the loop
+                # stays free meanwhile (arrivals, readers) and nothing spins; slices keep shutdown quick
+                await loop.run_in_executor(timer, time.sleep, min(delay - poll, 0.05))
+                delay = target - clock()
+            while clock() < target:  # the last ``poll`` seconds: poll the loop (arrivals keep running)
                 await asyncio.sleep(0)
             self._emit(prepared, target)
 
@@ -872,7 +873,7 @@ async def start_server(
     faults: Faults | str | None = None,
     served_model_name: str | None = None,
     max_model_len: int = DEFAULT_MAX_MODEL_LEN,
-    spin_s: float = 0.004,
+    spin_s: float = 0.0002,
     on_crash: Callable[[], None] | None = None,
     writer_threads: int = 0,
 ) -> ServerHandle:
