@@ -233,3 +233,13 @@ def test_markdown_golden_files(results: Path, tmp_path: Path, kind: str, lang: s
     assert md == path.read_text(encoding="utf-8"), (
         f"{path.name} differs (SPECSWEEP_UPDATE_GOLDEN=1 to accept)"
     )
+
+
+def test_plots_export_for_slides(results: Path, tmp_path: Path) -> None:
+    out = tmp_path / "plots"
+    args = ["report", str(results), "--kind", "compare", "--format", "md", "-o", str(tmp_path / "r.md"),
+            "--plots-dir", str(out), "--plots-format", "svg"]  # fmt: skip
+    assert main(args) == 0
+    files = sorted(p.name for p in out.iterdir())
+    assert "winmap.svg" in files and "metric-total_throughput.svg" in files
+    assert all((out / f).read_text().lstrip().startswith(("<?xml", "<svg")) for f in files)

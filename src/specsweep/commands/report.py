@@ -30,6 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
         help="smallest gain (percent) counted as a win",
     )
     p.add_argument("--lossless", metavar="JSON", help="a check-lossless result to show in the report")
+    p.add_argument("--plots-dir", metavar="DIR", help="also write every plot as a file (for slides)")
+    p.add_argument("--plots-format", choices=["png", "svg"], default="png")
     p.set_defaults(func=_run)
 
 
@@ -49,6 +51,11 @@ def _run(args: argparse.Namespace) -> int:
         min_effect=args.min_effect / 100.0,
         lossless=lossless,
     )
+    if args.plots_dir:
+        from specsweep.report.plots import export_plots
+
+        for plot in export_plots(view, args.plots_dir, args.plots_format, args.lang):
+            print(f"wrote {plot}", file=sys.stderr)
     if args.format == "table" and not args.output:
         from specsweep.report.table import print_table
 
