@@ -425,3 +425,14 @@ def test_context_length_follows_the_kv_cache() -> None:
     mml, out = run(_with_server(go, prof, time_scale=10.0))
     assert mml == 600 - 3
     assert out["usage"]["total_tokens"] == mml and out["choices"][0]["finish_reason"] == "length"
+
+
+def test_health_generate_runs_through_the_engine() -> None:
+    async def go(h: Any, s: aiohttp.ClientSession) -> tuple[int, int, int]:
+        before = h.server.engine.counters.requests_finished
+        async with s.get(h.url + "/health_generate") as r:
+            status = r.status
+        return status, before, h.server.engine.counters.requests_finished
+
+    status, before, after = run(_with_server(go))
+    assert status == 200 and after == before + 1
