@@ -43,7 +43,7 @@ from specsweep.config import (
     parse_experiment,
     plan_experiment,
 )
-from specsweep.errors import ConfigError, SpecsweepError
+from specsweep.errors import ConfigError, SpecsweepError, UsageError
 from specsweep.records import RequestRecord
 from specsweep.servers.argv import build_argv
 from specsweep.servers.process import ManagedServer, now_iso
@@ -436,7 +436,57 @@ def execute(
 ) -> RunOutcome:
     """Run every unfinished cell of ``plan`` into ``run_dir``. KeyboardInterrupt propagates after
     teardown, with the manifest marked ``interrupted``. ``executor="ray"``: configurations run as
-    Ray tasks (specsweep.executors.ray_executor; ``executor_options``: address, max_parallel, ...)."""
+    Ray tasks (specsweep.executors.ray_executor; ``executor_options``: address, max_parallel, ...).
+    One runner per run dir at a time: a second one fails at once instead of mixing their cells."""
+    with run_dir_lock(run_dir):
+        return _execute(
+            plan,
+            run_dir,
+            bench_fn=bench_fn,
+            observer=observer,
+            executor=executor,
+            reports=reports,
+            executor_options=executor_options,
+        )
+
+
+@contextlib.contextmanager
+def run_dir_lock(run_dir: RunDir) -> Iterator[None]:
+    """An exclusive flock on RUN_DIR/.lock (released by the kernel if the process dies)."""
+    import fcntl
+
+    path = run_dir.path / ".lock"
+    f = path.open("a+")
+    try:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.seek(0)
+            holder = f.read().strip() or "?"
+            raise UsageError(
+                f"run dir {run_dir.path} is in use by another specsweep run (pid {holder}); "
+                "wait for it or stop it first"
+            ) from None
+        f.seek(0)
+        f.truncate()
+        f.write(str(os.getpid()))
+        f.flush()
+        yield
+    finally:
+        f.close()
+
+
+def _execute(
+    plan: Plan,
+    run_dir: RunDir,
+    *,
+    bench_fn: BenchFn | None = None,
+    observer: Observer = _noop,
+    executor: str = "local",
+    reports: bool = True,
+    executor_options: dict[str, Any] | None = None,
+) -> RunOutcome:
+    """execute(), with the run dir locked."""
     if executor not in ("local", "ray"):
         raise ConfigError(f"unknown executor {executor!r}; expected one of: local, ray")
     if executor == "ray":  # MissingDependency before the run dir is touched

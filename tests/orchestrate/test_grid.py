@@ -13,7 +13,8 @@ import pytest
 
 from specsweep.bench import BenchConfig, BenchOutcome
 from specsweep.config import Plan, parse_experiment, plan_experiment
-from specsweep.orchestrate import create_run_dir, execute, load_run_plan
+from specsweep.errors import UsageError
+from specsweep.orchestrate import create_run_dir, execute, load_run_plan, run_dir_lock
 from specsweep.records import RequestRecord
 from specsweep.store import RunDir
 
@@ -248,3 +249,16 @@ def test_interrupt_then_resume_redoes_only_missing(tmp_path: Path) -> None:
     execute(plan2, rd2, bench_fn=StandIn(), observer=ev3)
     assert ev3.pids() == []
     no_children_left()
+
+
+def test_one_runner_per_run_dir(tmp_path: Path) -> None:
+    plan = make_plan(servers=[{"name": "A", "kind": "command", "argv": fake_argv()}])
+    rd = create_run_dir(plan, tmp_path, None)
+    with (
+        run_dir_lock(rd),
+        pytest.raises(UsageError, match=rf"in use by another specsweep run \(pid {os.getpid()}\)"),
+    ):
+        execute(plan, rd, bench_fn=StandIn())
+    assert rd.summary() == []
+    execute(plan, rd, bench_fn=StandIn())  # the lock went with its holder
+    assert len(rd.summary()) == 2
