@@ -527,7 +527,8 @@ def _execute(
     counts: dict[str, int] = {}
     for r in rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
-    if reports:
+    if reports and plan.experiment.report.enabled:
+        observer("reports", {"run_dir": run_dir.path})
         write_reports(run_dir, plan)
     observer("run_end", {"counts": counts, "run_dir": run_dir.path})
     return RunOutcome(run_dir, rows, counts)

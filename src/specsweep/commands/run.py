@@ -172,6 +172,8 @@ class QuietObserver:
                 r["status"], _fmt(r.get("total_throughput")), _fmt(r.get("mean_tpot_ms"), 2),
                 extra.split("\n", 1)[0],
             )  # fmt: skip
+        elif event == "reports":
+            log.info("writing the reports")
         elif event == "run_end":
             log.info("finished: %s", d["counts"])
 
@@ -254,6 +256,11 @@ class LiveObserver:
         elif event == "cell_done":
             self.rows.append(d["row"])
             self.progress.advance(self.task)
+            self.status = ""
+        elif event == "reports":
+            self.status = "writing the reports ..."
+        elif event == "run_end":
+            self.status = "finished: " + ", ".join(f"{n} {k}" for k, n in sorted(d["counts"].items()))
         self.live.update(self._render())
 
     def close(self) -> None:
