@@ -1,6 +1,6 @@
 """Assemble docs/performance.md from the benchmark pages in docs/perf/ (each written by its script).
 
-    python benchmarks/assemble_performance_doc.py
+python benchmarks/assemble_performance_doc.py
 """
 
 from __future__ import annotations
@@ -9,7 +9,11 @@ from pathlib import Path
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 ORDER = [
-    ("client_overhead.md", "One client process: chunks/s and timestamp error", "benchmarks/client_overhead.py"),
+    (
+        "client_overhead.md",
+        "One client process: chunks/s and timestamp error",
+        "benchmarks/client_overhead.py",
+    ),
     ("peers.md", "specsweep's client against the reference clients", "benchmarks/peer_overhead.py"),
     ("client_scaling.md", "More client processes (`--workers`)", "benchmarks/client_scaling.py"),
     ("sim_capacity.md", "One simulator process: streams and chunks/s on time", "benchmarks/sim_capacity.py"),

@@ -98,13 +98,18 @@ def main() -> None:
         for g in gaps:
             row = measure(c, round(g, 3), args.chunks, args.rounds, 1 if pin else None)
             rows.append(row)
-            print(" ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()), flush=True)
+            print(
+                " ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()),
+                flush=True,
+            )
     best: dict[int, float] = {}
     for r in rows:
         ok = (r["achieved_chunks_per_s"] >= 0.95 * r["offered_chunks_per_s"] and r["ttft_err_p99_ms"] < 2.0
               and not r["invalid"] and r["failed"] == 0)  # fmt: skip
         if ok:
-            best[int(r["concurrency"])] = max(best.get(int(r["concurrency"]), 0.0), r["achieved_chunks_per_s"])
+            best[int(r["concurrency"])] = max(
+                best.get(int(r["concurrency"]), 0.0), r["achieved_chunks_per_s"]
+            )
     lines = [
         f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()} {os.cpu_count()} cores "
         f"({platform.python_version()}); client pinned to CPU 0, server to CPU 1: {pin}.",

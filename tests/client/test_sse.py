@@ -56,7 +56,11 @@ payload = st.binary(max_size=40).filter(lambda b: b"\n" not in b and b"\r" not i
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(payload, max_size=8), st.lists(st.integers(0, 400), max_size=6), st.sampled_from([b"\n", b"\r\n"]))
+@given(
+    st.lists(payload, max_size=8),
+    st.lists(st.integers(0, 400), max_size=6),
+    st.sampled_from([b"\n", b"\r\n"]),
+)
 def test_roundtrip_any_payloads_any_splits(payloads: list[bytes], cuts: list[int], nl: bytes) -> None:
     data = b"".join(b"data: " + p + nl + nl for p in payloads)
     cuts = sorted(min(c, len(data)) for c in cuts)

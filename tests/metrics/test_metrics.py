@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specsweep.metrics import compute_metrics, parse_goodput, per_token_itl_ms
 from specsweep.errors import UsageError
+from specsweep.metrics import compute_metrics, parse_goodput, per_token_itl_ms
 from specsweep.records import RequestRecord
 
 MS = 1_000_000
@@ -91,7 +91,9 @@ chunk = st.tuples(st.floats(0.01, 500), st.integers(1, 8))
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.floats(0, 1000), st.lists(chunk, min_size=1, max_size=12)), min_size=1, max_size=12))
+@given(
+    st.lists(st.tuples(st.floats(0, 1000), st.lists(chunk, min_size=1, max_size=12)), min_size=1, max_size=12)
+)
 def test_invariants(reqs: list[tuple[float, list[tuple[float, int]]]]) -> None:
     records = []
     for i, (send, gaps) in enumerate(reqs):

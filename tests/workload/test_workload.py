@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 import math
 
 import orjson
@@ -32,7 +33,7 @@ def test_range_ratio_semantics() -> None:
     assert length_bounds(1024, 0.5) == (512, 1024)
     assert length_bounds(1024, 0.0, "vllm") == (1024, 1024)  # vLLM r=0: fixed
     assert length_bounds(1000, 0.1, "vllm") == (900, 1100)
-    ins, outs = sample_lengths(BUILTIN["chat_standard"], 4000, seed=3)
+    ins, _outs = sample_lengths(BUILTIN["chat_standard"], 4000, seed=3)
     assert min(ins) >= 1 and max(ins) <= 1024
     assert abs(sum(ins) / len(ins) - 512.5) < 15  # mean about L/2, as in the reference runs
 
@@ -54,7 +55,9 @@ def test_random_prompts_are_real_text_of_exact_length_and_reproducible() -> None
 
 
 def test_random_ids_and_shared_prefix() -> None:
-    ids = generate(Scenario(name="i", input_len=50, output_len=5, dataset="random-ids", range_ratio=1.0), 3, TOK, 1)
+    ids = generate(
+        Scenario(name="i", input_len=50, output_len=5, dataset="random-ids", range_ratio=1.0), 3, TOK, 1
+    )
     assert all(isinstance(s.prompt, list) and len(s.prompt) == 50 for s in ids)
     sp = Scenario(name="p", input_len=100, output_len=5, dataset="shared-prefix", num_groups=2, prefix_len=60,
                   range_ratio=1.0)  # fmt: skip
@@ -67,17 +70,23 @@ def test_random_ids_and_shared_prefix() -> None:
 def test_file_sources(tmp_path) -> None:  # type: ignore[no-untyped-def]
     j = tmp_path / "p.jsonl"
     j.write_text('{"prompt": "hello there", "output_len": 7}\n{"prompt": "second one"}\n')
-    specs = generate(Scenario(name="j", input_len=10, output_len=30, dataset="jsonl", dataset_path=str(j)), 4, TOK, 1)
+    specs = generate(
+        Scenario(name="j", input_len=10, output_len=30, dataset="jsonl", dataset_path=str(j)), 4, TOK, 1
+    )
     assert sorted({s.output_len for s in specs}) == [7, 30]
     sg = tmp_path / "sg.json"
     sg.write_bytes(orjson.dumps([{"conversations": [{"from": "human", "value": "why is the sky blue"},
                                                      {"from": "gpt", "value": "because of scattering"}]}]))  # fmt: skip
-    specs = generate(Scenario(name="s", input_len=10, output_len=30, dataset="sharegpt", dataset_path=str(sg)), 2, TOK, 1)
+    specs = generate(
+        Scenario(name="s", input_len=10, output_len=30, dataset="sharegpt", dataset_path=str(sg)), 2, TOK, 1
+    )
     assert specs[0].prompt == "why is the sky blue" and specs[0].output_len == 3
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"prompt": "ok"}\n{"nope": 1}\n')
     with pytest.raises(DataError, match=r"bad.jsonl:2.*prompt"):
-        generate(Scenario(name="b", input_len=1, output_len=1, dataset="jsonl", dataset_path=str(bad)), 2, TOK, 1)
+        generate(
+            Scenario(name="b", input_len=1, output_len=1, dataset="jsonl", dataset_path=str(bad)), 2, TOK, 1
+        )
     with pytest.raises(UsageError, match="needs --dataset-path"):
         generate(Scenario(name="b", input_len=1, output_len=1, dataset="jsonl"), 2, TOK, 1)
 
@@ -102,7 +111,7 @@ def test_user_scenarios_and_errors() -> None:
 @given(st.integers(1, 200), st.floats(0.1, 1000), st.floats(0.1, 10))
 def test_arrivals_are_absolute_and_rate_correct(n: int, rate: float, burst: float) -> None:
     offs = arrival_offsets(n, rate, burst, seed=1)
-    assert offs[0] == 0.0 and all(b >= a for a, b in zip(offs, offs[1:]))
+    assert offs[0] == 0.0 and all(b >= a for a, b in itertools.pairwise(offs))
     assert offs == arrival_offsets(n, rate, burst, seed=1)
 
 

@@ -291,7 +291,11 @@ async def run_bench_async(cfg: BenchConfig) -> BenchOutcome:
     }
     result["self_check"] = check
     reasons, warns = [], []
-    cpu_share, lag_p99, slag = check["client_cpu_util"], check["loop_lag_p99_ms"], check["schedule_lag_p99_ms"]
+    cpu_share, lag_p99, slag = (
+        check["client_cpu_util"],
+        check["loop_lag_p99_ms"],
+        check["schedule_lag_p99_ms"],
+    )
     busy = cpu_share > BUSY_CLIENT_CPU
     if cpu_share > MAX_CLIENT_CPU:
         reasons.append(f"client CPU saturated ({cpu_share:.0%} of one core)")

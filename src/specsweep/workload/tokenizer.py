@@ -156,7 +156,9 @@ def export_hf_tokenizer(out_dir: str | Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     tok.save(str(out / "tokenizer.json"))
     (out / "tokenizer_config.json").write_text(
-        json.dumps({"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": unk, "model_max_length": 1 << 20})
+        json.dumps(
+            {"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": unk, "model_max_length": 1 << 20}
+        )
     )
     (out / "special_tokens_map.json").write_text(json.dumps({"unk_token": unk}))
     return out
