@@ -20,7 +20,7 @@ class Script:
     gaps_s: list[float] = field(default_factory=lambda: [0.02, 0.03, 0.01, 0.04])
     tokens: list[int] = field(default_factory=lambda: [1, 3, 2, 4, 1])  # first chunk + one per gap
     word: str = "tok"
-    mode: str = "ok"  # ok | http500 | malformed | truncate | stall | error_obj | every_other_500
+    mode: str = "ok"  # ok | http500 | malformed | truncate | stall | error_obj | every_other_500 | close_after
 
 
 class ProcessServer:
@@ -126,6 +126,9 @@ class ScriptedServer:
         if tail is not None:
             await resp.write(b"data: " + orjson.dumps(tail) + b"\n\n")
         await resp.write(b"data: [DONE]\n\n")
+        if s.mode == "close_after":  # like llama-server: close after the stream, without saying so
+            await resp.write_eof()
+            request.transport.close()  # type: ignore[union-attr]
         return resp
 
     async def _generate(self, request: web.Request) -> web.StreamResponse:

@@ -63,3 +63,10 @@ def test_unreachable_server_is_data_not_crash() -> None:
         port = s.getsockname()[1]
     out = _bench(f"http://127.0.0.1:{port}", n=3)
     assert out.result["errors_by_kind"] == {"connect": 3}  # type: ignore[attr-defined]
+
+
+def test_pooled_connection_closed_by_server_is_retried_not_lost() -> None:
+    with ProcessServer(Script(mode="close_after")) as ps:
+        out = _bench(ps.url, n=6)
+    res = out.result  # type: ignore[attr-defined]
+    assert res["completed"] == 6 and res["failed"] == 0, res["errors_by_kind"]

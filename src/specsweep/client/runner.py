@@ -103,34 +103,25 @@ class Runner:
         return orjson.dumps(b)
 
     async def one(self, spec: RequestSpec, rec: RequestRecord, body: bytes) -> None:
-        """Send one request and fill ``rec`` with what happened; never raises (failures are data)."""
-        cfg, dialect, count = self.cfg, self.dialect, self.tok.count
+        """Send one request and fill ``rec`` with what happened; never raises (failures are data).
+
+        A pooled keep-alive connection that the server already closed (servers drop idle ones after
+        a few seconds; llama-server closes after every stream) fails before any response byte: that
+        attempt never reached the server, so it is retried once on a fresh connection and the send
+        time is taken again.
+        """
+        cfg = self.cfg
         st = StreamState()
-        rec.send_ns = _now()
         try:
-            async with self.session.post(
-                self.url,
-                data=body,
-                headers=_JSON_HEADERS,
-                timeout=aiohttp.ClientTimeout(total=cfg.request_timeout_s),
-            ) as resp:
-                rec.headers_ns = _now()
-                rec.http_status = resp.status
-                if resp.status != 200:
-                    detail = (await resp.content.read(500)).decode("utf-8", "replace")
-                    rec.error_kind, rec.error = "http_status", f"HTTP {resp.status}: {detail.strip()}"
-                    return
-                dec = SSEDecoder()
-                chunk_ns, chunk_tokens = rec.chunk_ns, rec.chunk_tokens
-                async for data in resp.content.iter_any():
-                    t = _now()
-                    for payload in dec.feed(data):
-                        text, n = dialect.parse(payload, st, count)
-                        if n or (text and not chunk_ns):
-                            chunk_ns.append(t)
-                            chunk_tokens.append(n)
-                for payload in dec.close():
-                    dialect.parse(payload, st, count)
+            for attempt in (0, 1):
+                st = StreamState()
+                rec.send_ns = _now()
+                try:
+                    await self._attempt(rec, st, body)
+                    break
+                except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
+                    if attempt or rec.headers_ns:
+                        raise
         except ChunkError as e:
             rec.error_kind, rec.error = e.kind, str(e)
         except TimeoutError:
@@ -146,6 +137,32 @@ class Runner:
         finally:
             rec.end_ns = _now()
             self._finish(rec, st)
+
+    async def _attempt(self, rec: RequestRecord, st: StreamState, body: bytes) -> None:
+        dialect, count = self.dialect, self.tok.count
+        async with self.session.post(
+            self.url,
+            data=body,
+            headers=_JSON_HEADERS,
+            timeout=aiohttp.ClientTimeout(total=self.cfg.request_timeout_s),
+        ) as resp:
+            rec.headers_ns = _now()
+            rec.http_status = resp.status
+            if resp.status != 200:
+                detail = (await resp.content.read(500)).decode("utf-8", "replace")
+                rec.error_kind, rec.error = "http_status", f"HTTP {resp.status}: {detail.strip()}"
+                return
+            dec = SSEDecoder()
+            chunk_ns, chunk_tokens = rec.chunk_ns, rec.chunk_tokens
+            async for data in resp.content.iter_any():
+                t = _now()
+                for payload in dec.feed(data):
+                    text, n = dialect.parse(payload, st, count)
+                    if n or (text and not chunk_ns):
+                        chunk_ns.append(t)
+                        chunk_tokens.append(n)
+            for payload in dec.close():
+                dialect.parse(payload, st, count)
 
     def _finish(self, rec: RequestRecord, st: StreamState) -> None:
         rec.finish_reason = st.finish_reason
@@ -231,7 +248,7 @@ async def resolve_model(session: aiohttp.ClientSession, cfg: BenchConfig) -> str
 
 
 def make_session(concurrency: int | None) -> aiohttp.ClientSession:
-    connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, keepalive_timeout=60)
+    connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, keepalive_timeout=4)  # < servers' 5 s
     return aiohttp.ClientSession(
         connector=connector, headers=auth_headers(), read_bufsize=1 << 20, auto_decompress=False,
         timeout=aiohttp.ClientTimeout(total=None, connect=30),
