@@ -111,8 +111,8 @@ def test_llamacpp() -> None:
     argv = build_argv(c, 9)
     assert argv == [
         "/opt/llama.cpp/build/bin/llama-server", "-m", "/m/target.gguf", "--host", "127.0.0.1", "--port", "9",
-        "--metrics", "--model-draft", "/m/draft.gguf", "--draft-min", "1", "--ctx-size", "4096",
-        "--draft-max", "8", "-ngl", "0",
+        "--metrics", "--model-draft", "/m/draft.gguf", "--spec-draft-n-min", "1", "--ctx-size", "4096",
+        "--spec-draft-n-max", "8", "-ngl", "0",
     ]  # fmt: skip
     assert version_argv(c) == ["/opt/llama.cpp/build/bin/llama-server", "--version"]
 

@@ -39,12 +39,15 @@ SGLANG_FLAGS = {
     "num_draft_tokens": "--speculative-num-draft-tokens",
     "draft_tokens": "--speculative-num-draft-tokens",
 }
+# llama.cpp (as vendored by llama-cpp-python 0.3.36) renamed --draft-max/--draft-min to
+# --spec-draft-n-max/--spec-draft-n-min and exits on the old names. spec_tokens is the draft-model
+# length; n-gram speculation takes its length from --spec-ngram-simple-size-m (set it by name).
 LLAMACPP_FLAGS = {
     "draft_model": "--model-draft",
-    "spec_tokens": "--draft-max",
-    "draft_max": "--draft-max",
-    "draft_min": "--draft-min",
-    "draft_p_min": "--draft-p-min",
+    "spec_tokens": "--spec-draft-n-max",
+    "draft_max": "--spec-draft-n-max",
+    "draft_min": "--spec-draft-n-min",
+    "draft_p_min": "--spec-draft-p-min",
 }
 
 
