@@ -59,7 +59,9 @@ def test_disk_full_mid_grid_tmpfs(small_tmpfs: Path, tmp_path: Path) -> None:
     assert len(rows2) == 8 and rows2[: len(rows)] == rows
 
 
-@pytest.mark.parametrize("fail_from", [2, 4, 5])
+@pytest.mark.parametrize(
+    "fail_from", [2, pytest.param(4, marks=pytest.mark.slow), pytest.param(5, marks=pytest.mark.slow)]
+)
 def test_enospc_on_any_write(fail_from: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """From the Nth fsync on every write fails: what was stored before stays whole and consistent."""
     plan = plan_experiment(parse_experiment(experiment(sim_server(), concurrency=(1, 2, 3))))
@@ -108,6 +110,7 @@ def test_port_taken_by_another_live_server(tmp_path: Path) -> None:
         assert "already in use" in r["error"]
 
 
+@pytest.mark.slow
 def test_two_runs_at_once(tmp_path: Path) -> None:
     """Two runs at once on one box: each gets its own free port; both complete."""
     procs = []

@@ -51,7 +51,7 @@ def send(proc_pid: int, sig: signal.Signals) -> None:
 
 
 PARAMS = [
-    pytest.param(m, id=f"at{m}s" if m >= 0 else "before_run_dir", marks=[pytest.mark.slow] if i > 2 else [])
+    pytest.param(m, id=f"at{m}s" if m >= 0 else "before_run_dir", marks=[pytest.mark.slow] if i > 1 else [])
     for i, m in enumerate(MOMENTS)
 ]
 
