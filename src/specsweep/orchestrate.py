@@ -55,6 +55,11 @@ BenchFn = Callable[[BenchConfig], Awaitable[BenchOutcome]]
 Observer = Callable[[str, dict[str, Any]], None]
 
 
+# A killed server closes its sockets before it can be reaped: the client may see every request fail
+# a moment before the process is reported dead. Failed requests wait this long for that report.
+DEATH_SETTLE_S = 2.0
+
+
 class ServerDied(Exception):
     pass
 
@@ -218,18 +223,26 @@ def run_config(
                 outcome = asyncio.run(_watch(server, bench_fn(bcfg), exp.timeouts.cell_s))
             except Exception as e:  # failures are data: the cell fails, the grid goes on
                 err = str(e) or type(e).__name__
-                if not server.alive() and not isinstance(e, ServerDied):
+                if not isinstance(e, ServerDied) and server.exited_within(DEATH_SETTLE_S):
                     err = f"server exited with code {server.returncode} during the cell ({err})"
-                emit(
-                    _failed_row(cell, repeat, cfg, err, server.log_tail(), started, server), cell, repeat, []
-                )
+                row = _failed_row(cell, repeat, cfg, err, server.log_tail(), started, server)
+                emit(row, cell, repeat, [])
             else:
-                if server.alive():
-                    emit(_ok_row(cell, repeat, cfg, outcome, started, server), cell, repeat, outcome.records)
-                else:  # it finished, but only because the server went away under it
+                res = outcome.result
+                if (res.get("failed") or not res.get("completed")) and server.exited_within(DEATH_SETTLE_S):
+                    # it finished, but only because the server went away under it
                     err = f"server exited with code {server.returncode} during the cell"
                     row = _failed_row(cell, repeat, cfg, err, server.log_tail(), started, server)
-                    emit(row, cell, repeat, outcome.records)
+                elif not res.get("completed") and cell.num_prompts:
+                    err = f"every request failed: {res.get('errors_by_kind') or res.get('failed')}"
+                    row = {
+                        **_ok_row(cell, repeat, cfg, outcome, started, server),
+                        "status": "failed",
+                        "error": err,
+                    }
+                else:
+                    row = _ok_row(cell, repeat, cfg, outcome, started, server)
+                emit(row, cell, repeat, outcome.records)
             if not server.alive() and i + 1 < len(todo):
                 observer("server_died", {"label": cfg.label, "returncode": server.returncode})
                 _stop(server)

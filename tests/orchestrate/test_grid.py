@@ -186,7 +186,7 @@ def test_launch_failure_fails_its_cells_and_grid_goes_on(tmp_path: Path) -> None
 def test_invalid_and_bench_error_are_rows(tmp_path: Path) -> None:
     plan = make_plan(
         servers=[{"name": "A", "kind": "command", "argv": fake_argv()}],
-        workloads=[{"scenarios": ["chat_short"], "concurrency": [1, 2, 3], "num_prompts": 4}],
+        workloads=[{"scenarios": ["chat_short"], "concurrency": [1, 2, 3, 4], "num_prompts": 4}],
     )
     rd = create_run_dir(plan, tmp_path, None)
 
@@ -197,13 +197,20 @@ def test_invalid_and_bench_error_are_rows(tmp_path: Path) -> None:
             )
         if cfg.max_concurrency == 2:
             raise RuntimeError("all requests failed: connect")
-        raise TimeoutError()
+        if cfg.max_concurrency == 3:
+            raise TimeoutError()
+        return BenchOutcome(
+            result={"completed": 0, "failed": 4, "errors_by_kind": {"http_status": 4}}, records=[]
+        )
 
     execute(plan, rd, bench_fn=bench)
-    a, b, c = rd.summary()
+    a, b, c, d = rd.summary()
     assert a["status"] == "invalid" and a["invalid_reason"] == "client was the bottleneck"
     assert b["status"] == "failed" and b["error"] == "all requests failed: connect"
     assert c["status"] == "failed" and c["error"] == "TimeoutError"  # never an empty error
+    # the server lives, but nothing was measured: a failed cell (resume retries it)
+    assert d["status"] == "failed" and d["error"] == "every request failed: {'http_status': 4}"
+    assert d["failed"] == 4
 
 
 def test_cell_timeout(tmp_path: Path) -> None:

@@ -193,6 +193,16 @@ class ManagedServer:
             return True
         return self.proc is not None and self.proc.poll() is None
 
+    def exited_within(self, timeout: float) -> bool:
+        """True if the process has exited or exits within ``timeout`` s (False for kind 'url')."""
+        if self.proc is None:
+            return self.cfg.spec.kind != "url"
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
     @property
     def returncode(self) -> int | None:
         return self.proc.returncode if self.proc is not None else None
