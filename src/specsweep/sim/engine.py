@@ -20,6 +20,7 @@ every timing metric is linear in them (``sim fit`` uses that).
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -95,17 +96,19 @@ class Engine:
         self.k = profile.k
         self.now = 0.0
         self._rng = np.random.default_rng(seed)
-        self._surv = np.asarray(profile.survival, dtype=np.float64)
         self._theta = profile.cost_vector()
         self._waiting: deque[_Req] = deque()
         self._prefilling: list[_Req] = []  # admitted, prompt not fully prefilled, FIFO
-        # decoding sequences, struct of arrays of length _n (swap-remove keeps them dense)
-        cap = max(8, min(profile.max_batch, 1024))
+        # decoding sequences as parallel lists (swap-remove keeps them dense); per-step work is one
+        # vectorised draw plus one O(batch) loop that has to build the emissions anyway
         self._d_rid: list[Hashable] = []
-        self._d_ctx = np.zeros(cap, dtype=np.int64)  # prompt + generated
-        self._d_rem = np.zeros(cap, dtype=np.int64)  # tokens still to generate
-        self._d_res = np.zeros(cap, dtype=np.int64)  # reserved KV tokens
+        self._d_ctx: list[int] = []  # prompt + generated
+        self._d_rem: list[int] = []  # tokens still to generate
+        self._d_res: list[int] = []  # reserved KV tokens
         self._n = 0
+        self._ctx_sum = 0  # sum of _d_ctx
+        self._prefilled_sum = 0  # prompt tokens prefilled by requests still prefilling
+        self._neg_surv = [-s for s in profile.survival]  # increasing: a = #{i: S_i > u}
         self._where: dict[Hashable, str] = {}  # rid -> "w" | "p" | "d"
         self._kv_reserved = 0
         self.counters = Counters(k=self.k, accepted_per_pos=[0] * self.k)
@@ -147,6 +150,7 @@ class Engine:
             for i, r in enumerate(self._prefilling):
                 if r.rid == rid:
                     self._kv_reserved -= r.reserved
+                    self._prefilled_sum -= r.prefilled
                     del self._prefilling[i]
                     break
         else:
@@ -179,9 +183,7 @@ class Engine:
 
     def kv_used(self) -> int:
         """KV tokens actually in use: prefilled prompt + generated + draft lookahead."""
-        n = self._n
-        used = int(self._d_ctx[:n].sum()) + n * self.k
-        return used + sum(r.prefilled for r in self._prefilling)
+        return self._ctx_sum + self._n * self.k + self._prefilled_sum
 
     # ---- one iteration ------------------------------------------------------------------------
     def step(self) -> Step | None:
@@ -211,37 +213,52 @@ class Engine:
 
         # 2. decode + verify the sequences that already have their first token
         n = self._n
-        ctx_sum = 0
+        ctx_sum = self._ctx_sum
         if n:
-            ctx_sum = int(self._d_ctx[:n].sum())
-            rem = self._d_rem[:n]
             if k:
-                acc = (self._rng.random(n)[:, None] < self._surv[None, :]).sum(axis=1)
-                emit = np.minimum(acc + 1, rem)
+                u = self._rng.random(n)
+                if n > 32:
+                    acc = np.searchsorted(self._neg_surv, -u, side="left").tolist()
+                else:
+                    neg = self._neg_surv
+                    acc = [bisect_left(neg, -x) for x in u.tolist()]
+            else:
+                acc = [0] * n
+            rids, ctx, rem = self._d_rid, self._d_ctx, self._d_rem
+            hist = [0] * (k + 1)
+            gen = 0
+            done: list[int] = []
+            for i in range(n):
+                a = acc[i]
+                hist[a] += 1
+                left = rem[i]
+                e = a + 1
+                if e >= left:
+                    e = left
+                    done.append(i)
+                rem[i] = left - e
+                ctx[i] += e
+                gen += e
+                emissions.append(Emission(rids[i], e, e == left, False))
+            self._ctx_sum += gen
+            c.generation_tokens_total += gen
+            if k:
                 c.num_drafts += n
                 c.num_draft_tokens += n * k
-                c.num_accepted_tokens += int(acc.sum())
-                per_pos = (acc[:, None] > np.arange(k)[None, :]).sum(axis=0)
-                for i in range(k):
-                    c.accepted_per_pos[i] += int(per_pos[i])
-            else:
-                emit = np.ones(n, dtype=np.int64)
-            rem -= emit
-            self._d_ctx[:n] += emit
-            c.generation_tokens_total += int(emit.sum())
-            done = rem == 0
-            rids = self._d_rid
-            emit_l = emit.tolist()
-            done_l = done.tolist()
-            emissions = [Emission(rids[i], emit_l[i], done_l[i], False) for i in range(n)]
-            if any(done_l):
-                for i in sorted(np.flatnonzero(done).tolist(), reverse=True):
-                    self._where.pop(rids[i], None)
-                    self._remove_decoding(i)
-                    c.requests_finished += 1
+                tail = 0
+                for j in range(k, 0, -1):  # accepted_per_pos[j-1] counts sequences with a >= j
+                    tail += hist[j]
+                    c.accepted_per_pos[j - 1] += tail
+                    c.num_accepted_tokens += hist[j] * j
+            for i in reversed(done):
+                self._where.pop(rids[i], None)
+                self._remove_decoding(i)
+                c.requests_finished += 1
 
         # 3. chunked prefill (requests finishing prefill join the decoding set after this step)
-        budget = p.prefill_chunk - (n * (k + 1) if p.chunk_includes_decode else 0)
+        budget = p.prefill_chunk
+        if p.chunk_includes_decode:  # at least 1/8 of it, so admitted requests cannot starve
+            budget = max(budget - n * (k + 1), budget // 8)
         prefill_tokens = 0
         attn = 0  # sum over chunks of chunk * (context after the chunk): attention is per sequence
         completed = 0
@@ -250,6 +267,7 @@ class Engine:
                 break
             take = min(budget, r.prompt - r.prefilled)
             r.prefilled += take
+            self._prefilled_sum += take
             attn += take * r.prefilled
             budget -= take
             prefill_tokens += take
@@ -262,6 +280,7 @@ class Engine:
                 if r.prefilled < r.prompt:
                     still.append(r)
                     continue
+                self._prefilled_sum -= r.prefilled
                 finished = r.max_tokens == 1
                 emissions.append(Emission(r.rid, 1, finished, True))
                 c.generation_tokens_total += 1
@@ -293,28 +312,27 @@ class Engine:
 
     # ---- internals ----------------------------------------------------------------------------
     def _append_decoding(self, r: _Req) -> None:
-        n = self._n
-        if n == len(self._d_ctx):
-            grow = 2 * len(self._d_ctx)
-            self._d_ctx = np.resize(self._d_ctx, grow)
-            self._d_rem = np.resize(self._d_rem, grow)
-            self._d_res = np.resize(self._d_res, grow)
         self._d_rid.append(r.rid)
-        self._d_ctx[n] = r.prompt + 1
-        self._d_rem[n] = r.max_tokens - 1
-        self._d_res[n] = r.reserved
-        self._n = n + 1
+        self._d_ctx.append(r.prompt + 1)
+        self._d_rem.append(r.max_tokens - 1)
+        self._d_res.append(r.reserved)
+        self._ctx_sum += r.prompt + 1
+        self._n += 1
         self._where[r.rid] = "d"
 
     def _remove_decoding(self, i: int) -> None:
+        self._kv_reserved -= self._d_res[i]
+        self._ctx_sum -= self._d_ctx[i]
         last = self._n - 1
-        self._kv_reserved -= int(self._d_res[i])
         if i != last:
             self._d_rid[i] = self._d_rid[last]
             self._d_ctx[i] = self._d_ctx[last]
             self._d_rem[i] = self._d_rem[last]
             self._d_res[i] = self._d_res[last]
         self._d_rid.pop()
+        self._d_ctx.pop()
+        self._d_rem.pop()
+        self._d_res.pop()
         self._n = last
 
     def _update_gauges(self) -> None:
