@@ -92,18 +92,18 @@ def test_small_grid_with_real_bench(tmp_path: Path) -> None:
         ("toy(seed=1)", 4, True),
         ("toy(seed=2)", 1, True),
         ("toy(seed=2)", 4, True),
-    ]
+    ], [(x["status"], x.get("error")) for x in rows]
     for x in rows:
-        assert x["completed"] == 6 and x["total_output_tokens"] > 0 and x["mean_tpot_ms"] > 0
+        assert x["completed"] == 6 and x["total_output_tokens"] > 0 and x["mean_tpot_ms"] > 0, x
         recs = rd.read_records(x["cell_id"], 0)
         assert sum(not q.is_warmup for q in recs) == 6
     m = rd.manifest
     srv = m["servers"]["toy(seed=1)"]
     assert srv["model_id"] == marker and srv["version"]
     assert srv["argv"][srv["argv"].index("--seed") + 1] == "1"
-    assert re.search(r"\[1/4\] toy\(seed=1\) tiny c=1 r0: (ok|invalid)", r.stderr)
-    assert (run / "report.md").read_text().startswith("# ")
-    assert marked_pids(marker) == []
+    assert re.search(r"\[1/4\] toy\(seed=1\) tiny c=1 r0: (ok|invalid)", r.stderr), r.stderr
+    assert (run / "report.md").read_text().startswith("# "), r.stderr
+    assert marked_pids(marker) == [], "a server survived the run"
 
 
 def test_killed_sim_server_mid_cell(tmp_path: Path) -> None:
