@@ -70,8 +70,15 @@ def scored(request: pytest.FixtureRequest) -> dict[str, list[dict[str, Any]]]:
     from specsweep.sim.reference import reference_rows
 
     rows = reference_rows(ref / "seed-results.csv")
-    labels = {"v4flash-dspark-st3": "dspark-st3", "v4flash-dspark-st5": "dspark-st5", "v4flash-eagle": "eagle"}
-    return {name: score(load_profile(name), [r for r in rows if r["label"] == lab]) for name, lab in labels.items()}
+    labels = {
+        "v4flash-dspark-st3": "dspark-st3",
+        "v4flash-dspark-st5": "dspark-st5",
+        "v4flash-eagle": "eagle",
+    }
+    return {
+        name: score(load_profile(name), [r for r in rows if r["label"] == lab])
+        for name, lab in labels.items()
+    }
 
 
 @pytest.mark.slow
