@@ -140,3 +140,17 @@ def test_cost_vector_order_matches_engine_features() -> None:
     from specsweep.sim.engine import FEATURES
 
     assert len(FEATURES) == len(COST_PARAMS)
+
+
+def test_load_cells_reads_user_scenarios_and_sglang_params(tmp_path: Path) -> None:
+    from specsweep.sim.fit import load_cells
+
+    manifest = {"config": {"scenarios": {"mine": {"input_len": 64, "output_len": 32}}}}
+    rd = RunDir.create(tmp_path, "r", manifest, stamp="x")
+    rd.append_summary({"scenario": "mine", "max_concurrency": 4, "method": "eagle", "status": "ok",
+                       "params": {"num_steps": 3, "eagle_topk": 1, "num_draft_tokens": 4},
+                       "total_throughput": 1000.0, "mean_tpot_ms": 5.0, "mean_ttft_ms": 50.0})  # fmt: skip
+    rd.append_summary({"scenario": "mine", "max_concurrency": 4, "method": "eagle", "status": "failed"})
+    (cell,) = load_cells([tmp_path])
+    assert cell.scenario.input_len == 64 and cell.k == 3 and cell.concurrency == 4
+    assert cell.obs == {"total_throughput": 1000.0, "mean_tpot_ms": 5.0, "mean_ttft_ms": 50.0}

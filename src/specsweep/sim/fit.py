@@ -40,7 +40,7 @@ METRICS = ("total_throughput", "mean_tpot_ms", "mean_ttft_ms")
 # structural (integer) profile fields that change the event sequence; ``--scan`` tries candidates
 SCAN_FIELDS = ("admit_delay_steps", "prefill_chunk", "max_batch", "graph_cap", "kv_tokens")
 _ALIASES = {"total_throughput": ("total_throughput", "total_token_throughput")}
-_K_KEYS = ("spec_tokens", "num_speculative_tokens", "spec_num_tokens", "k")
+_K_KEYS = ("spec_tokens", "num_speculative_tokens", "spec_num_tokens", "draft_max", "k")
 
 
 @dataclass
@@ -85,11 +85,13 @@ def row_k(row: dict[str, Any]) -> int:
         for key in _K_KEYS:
             if src.get(key) not in (None, ""):
                 return int(src[key])
-        # SGLang: num_draft_tokens counts the root token of the chain (topk 1)
-        if src.get("speculative_num_draft_tokens") not in (None, ""):
-            return int(src["speculative_num_draft_tokens"]) - 1
-        if src.get("num_steps") not in (None, ""):
-            return int(src["num_steps"])
+        # SGLang: the draft-token count includes the root token of the chain (topk 1)
+        for key in ("speculative_num_draft_tokens", "num_draft_tokens", "draft_tokens"):
+            if src.get(key) not in (None, ""):
+                return int(src[key]) - 1
+        for key in ("speculative_num_steps", "num_steps"):
+            if src.get(key) not in (None, ""):
+                return int(src[key])
     raise DataError(
         f"row {row.get('label') or row.get('cell_id')!r} of method {method!r} names no spec tokens"
     )
@@ -137,12 +139,26 @@ def rows_to_cells(rows: Iterable[dict[str, Any]], scenarios: dict[str, Scenario]
 def load_cells(paths: Sequence[str | Path]) -> list[Cell]:
     from specsweep.store import find_run_dirs
 
-    rows: list[dict[str, Any]] = []
+    cells: list[Cell] = []
     for rd in find_run_dirs(paths):
-        rows.extend(rd.summary())
-    if not rows:
-        raise DataError(f"no result rows in {', '.join(map(str, paths))}")
-    return rows_to_cells(rows)
+        cells.extend(rows_to_cells(rd.summary(), _run_scenarios(rd.manifest)))
+    if not cells:
+        raise DataError(f"no result rows with throughput / TPOT / TTFT in {', '.join(map(str, paths))}")
+    return cells
+
+
+def _run_scenarios(manifest: dict[str, Any]) -> dict[str, Scenario]:
+    """User scenarios a run defined in its experiment config (built-ins need nothing)."""
+    from specsweep.workload.scenarios import parse_scenarios
+
+    config = manifest.get("config")
+    data = config.get("scenarios") if isinstance(config, dict) else None
+    if not data:
+        return {}
+    try:
+        return parse_scenarios(data)
+    except Exception:  # a run written by another version: rows naming built-ins still work
+        return {}
 
 
 # ---- acceptance ------------------------------------------------------------------------------
