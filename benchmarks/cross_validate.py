@@ -278,7 +278,7 @@ def run_vllm(rs: RunSpec) -> Result:
            "--tokenizer", str(rs.wl.tokenizer), "--dataset-name", "sharegpt", "--dataset-path", str(rs.wl.sharegpt),
            "--sharegpt-output-len", str(rs.wl.output_len), "--num-prompts", str(rs.wl.n),
            "--max-concurrency", str(rs.concurrency), "--num-warmups", "1", "--ignore-eos", "--temperature", "0",
-           "--seed", str(rs.seed), "--save-result", "--result-dir", str(rs.out), "--result-filename", "result.json",
+           "--seed", str(rs.seed), "--save-result", "--save-detailed", "--result-dir", str(rs.out), "--result-filename", "result.json",
            "--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "50,99", "--disable-tqdm",
            "--ready-check-timeout-sec", "0"]  # fmt: skip
     cmd = _taskset(cmd, rs.cpu)
@@ -412,6 +412,75 @@ def truth_metrics(path: Path, n: int) -> dict[str, float]:
         "output_throughput": tout / dur, "total_throughput": (tin + tout) / dur, "concurrency": sum(e2e) / 1e3 / dur,
         "mean_tokens_per_chunk": tout / (len(gaps) + len(rows)),
     }  # fmt: skip
+
+
+def client_lag(d: Path, client: str) -> dict[str, float]:
+    """Per request, matched to the server's truth by prompt length and send time: median ms from the
+    client's start stamp to the server parsing the request (send lag) and from the server writing the
+    first chunk to the client stamping it (receive lag). specsweep, vLLM (perf_counter = CLOCK_MONOTONIC)
+    and AIPerf (wall clock vs the truth's epoch) keep absolute times; sglang keeps none."""
+    truth = d / "truth.jsonl"
+    if not truth.exists():
+        return {}
+    rows = [json.loads(x) for x in truth.read_text().splitlines() if x.strip()]
+    reqs: list[tuple[int, int, int]] = []  # (prompt tokens, start ns, first chunk ns) on the truth's clock
+    clock = "mono"
+    try:
+        if client == "specsweep":
+            import pyarrow.parquet as pq
+
+            for x in pq.read_table(d / "records.parquet").to_pylist():
+                if x.get("chunk_ns") and not x.get("is_warmup"):
+                    reqs.append((x["prompt_len"], x["send_ns"], x["chunk_ns"][0]))
+        elif client == "vllm":
+            r = json.loads((d / "result.json").read_text())
+            for n, st, tt in zip(r["input_lens"], r["start_times"], r["ttfts"], strict=True):
+                if tt:
+                    reqs.append((n, int(st * 1e9), int((st + tt) * 1e9)))
+        elif client == "aiperf":
+            clock = "epoch"
+            for line in next(iter((d / "artifacts").rglob("profile_export.jsonl"))).read_text().splitlines():
+                rec = json.loads(line)
+                md, m = rec["metadata"], rec["metrics"]
+                if md.get("benchmark_phase") != "profiling" or "time_to_first_token" not in m:
+                    continue
+                st = int(md["request_start_ns"])
+                reqs.append((int(m["input_sequence_length"]["value"]), st,
+                             st + int(m["time_to_first_token"]["value"] * 1e6)))  # fmt: skip
+        else:
+            return {}
+    except (OSError, KeyError, StopIteration, ValueError):
+        return {}
+    by_len: dict[int, list[dict[str, Any]]] = {}
+    for x in rows:
+        if x.get("chunks"):
+            by_len.setdefault(int(x["prompt_tokens"]), []).append(x)
+    send, recv = [], []
+    for n, st, first in reqs:
+        cands = [x for x in by_len.get(n, []) if 0 <= x[f"arrival_{clock}_ns"] - st < 2e9]
+        if len(cands) != 1:
+            continue  # ambiguous or missing: skip
+        x = cands[0]
+        send.append((x[f"arrival_{clock}_ns"] - st) / 1e6)
+        recv.append((first - x["chunks"][0][f"{clock}_ns"]) / 1e6)
+    if not send:
+        return {}
+    return {"lag_send_p50_ms": float(np.median(send)), "lag_recv_p50_ms": float(np.median(recv)),
+            "lag_send_p90_ms": float(np.percentile(send, 90)), "lag_recv_p90_ms": float(np.percentile(recv, 90)),
+            "lag_matched": float(len(send))}  # fmt: skip
+
+
+def lag_table(results: list[Result]) -> str:
+    rows = [r for r in results if "lag_send_p50_ms" in r.metrics]
+    if not rows:
+        return ""
+    lines = ["| client | requests matched | send lag p50 / p90 (ms) | receive lag p50 / p90 (ms) |",
+             "|---|---:|---:|---:|"]  # fmt: skip
+    for r in rows:
+        m = r.metrics
+        lines.append(f"| {r.client} | {m['lag_matched']:.0f} | {m['lag_send_p50_ms']:.1f} / {m['lag_send_p90_ms']:.1f} | "
+                     f"{m['lag_recv_p50_ms']:.1f} / {m['lag_recv_p90_ms']:.1f} |")  # fmt: skip
+    return "\n".join(lines) + "\n"
 
 
 # ------------------------------------------------------------------------------------------- table
@@ -556,12 +625,30 @@ def main() -> None:
     args = ap.parse_args()
     if args.from_json:
         saved = json.loads(Path(args.from_json).read_text())
-        text = render(saved["header"], [Result(**r) for r in saved["results"]], saved["work"])
+        results = [Result(**r) for r in saved["results"]]
+        add_lags(results, Path(saved["work"]))
+        text = render(saved["header"], results, saved["work"])
     else:
         text, _ = run_all(args)
     print(text)
     if args.out:
         write_section(Path(args.out), args.section, text)
+
+
+def add_lags(results: list[Result], work: Path) -> None:
+    """(--from-json) client_lag from the run directories still in the work dir, median over repeats."""
+    for r in results:
+        client = r.client.split(" ")[0]
+        idx = (
+            "00"
+            if r.client == "specsweep"
+            else r.client.rsplit(" ", 1)[1].zfill(2)
+            if client == "specsweep"
+            else "*"
+        )
+        lags = [lg for d in sorted(work.glob(f"r*-{idx}-{client}")) if (lg := client_lag(d, client))]
+        if lags:
+            r.metrics.update({k: float(np.median([lg[k] for lg in lags])) for k in lags[0]})
 
 
 def write_section(path: Path, section: str | None, text: str) -> None:
@@ -581,14 +668,15 @@ def write_section(path: Path, section: str | None, text: str) -> None:
 
 
 def merge(runs: list[Result]) -> Result:
-    """One client's repeats: metrics and truth averaged over the successful ones."""
+    """One client's repeats: the median of each metric and of each truth over the successful ones (a
+    repeat disturbed by the shared host's other work does not move it)."""
     ok = [r for r in runs if not r.error]
     if not ok:
         return runs[0]
 
     def avg(ds: list[dict[str, float]]) -> dict[str, float]:
         keys = set.intersection(*(set(d) for d in ds)) if ds else set()
-        return {k: float(np.mean([d[k] for d in ds])) for k in keys}
+        return {k: float(np.median([d[k] for d in ds])) for k in keys}
 
     return Result(ok[0].client, avg([r.metrics for r in ok]), float(np.mean([r.wall_s for r in ok])), ok[0].cmd,
                   None, avg([r.truth for r in ok]) if all(r.truth for r in ok) else {})  # fmt: skip
@@ -622,6 +710,7 @@ def run_all(args: argparse.Namespace) -> tuple[str, list[Result]]:
             res.client = name
             if truth_file.exists() and not res.error:
                 res.truth = truth_metrics(truth_file, args.num_prompts)
+                res.metrics.update(client_lag(d, client))
             print(
                 f"[{rep}] {name}: {'ERROR ' + res.error if res.error else 'ok'} ({res.wall_s:.0f} s)",
                 flush=True,
@@ -637,7 +726,7 @@ def run_all(args: argparse.Namespace) -> tuple[str, list[Result]]:
         f"Server: {server_desc}, a fresh one per client run. Workload: {args.num_prompts} prompts of "
         f"{args.input_len[0]}..{args.input_len[1]} tokens (real text, one file for all clients), {args.output_len} "
         f"output tokens each (ignore_eos), closed loop at concurrency {args.concurrency}, 1 warmup request; "
-        f"{args.repeats} interleaved repeat(s) per client, averaged.",
+        f"{args.repeats} interleaved repeat(s) per client, median of each.",
         "",
         "Command: `python benchmarks/cross_validate.py " + " ".join(sys.argv[1:]) + "`",
         "",
@@ -670,6 +759,12 @@ def render(header: list[str], results: list[Result], work: str) -> str:
             f"Unexplained differences above 2%: {', '.join(unexplained) if unexplained else 'none'}."
         )
         lines.append("")
+    lag = lag_table(ok)
+    if lag:
+        lines += ["Where a client's own timestamps sit against the server's (per request, matched by prompt length "
+                  "and time; medians over the repeats): send lag = server parsed the request - client's start "
+                  "stamp; receive lag = client's first-chunk stamp - server wrote it. Both are inside the "
+                  "client's TTFT; sglang keeps no absolute times.", "", lag]  # fmt: skip
     if ok:
         lines += ["Values (client | its server's truth | client vs truth):", "", values_table(ok)]
     for r in results:

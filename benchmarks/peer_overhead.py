@@ -16,7 +16,8 @@ raise the offered chunk rate (C / gap) until the client falls behind. Per run:
     python benchmarks/peer_overhead.py [--clients specsweep sglang vllm aiperf] [--concurrency 256 1024]
         [--out docs/perf/peers.md --section overhead]
 
-"Sustained" = achieved >= 95% of offered, TTFT error p99 < 2 ms, no failed request.
+"Sustained" = achieved >= 95% of offered and no failed request; TTFT error and first-chunk stamp error
+(first chunk received - written, where the client keeps absolute times) are reported beside it.
 """
 
 from __future__ import annotations
@@ -423,10 +424,12 @@ def measure(r: Run, cpu_client: int | None, cpu_server: int | None) -> dict[str,
 
 
 def sustained(row: dict[str, Any]) -> bool:
+    """Keeps up: >= 95% of the offered chunk rate, no failed request. (The timestamp errors are shown
+    beside it, not part of it: on a loaded shared host the server's own accept delay is inside TTFT
+    error for every client alike.)"""
     return (
         "error" not in row
         and row["achieved_chunks_per_s"] >= 0.95 * row["offered_chunks_per_s"]
-        and row["ttft_err_p99_ms"] < 2.0
         and row["failed"] == 0
     )
 
@@ -440,7 +443,7 @@ def main() -> None:
     sv.add_argument("--cpu", type=int, default=None)
     ap.add_argument("--clients", nargs="+", default=list(CLIENTS), choices=list(CLIENTS))
     ap.add_argument("--concurrency", type=int, nargs="+", default=[256, 1024])
-    ap.add_argument("--rates", type=float, nargs="+", default=[5_000, 10_000, 20_000, 40_000],
+    ap.add_argument("--rates", type=float, nargs="+", default=[2_500, 5_000, 10_000, 20_000],
                     help="offered chunks/s, rising; a client stops at its first rate not sustained")  # fmt: skip
     ap.add_argument("--chunks", type=int, default=48)
     ap.add_argument(
@@ -514,11 +517,15 @@ def run_all(args: argparse.Namespace) -> str:
     return render(header, rows)
 
 
+def _f2(v: float) -> str:
+    return "-" if v is None or not np.isfinite(v) else f"{v:.2f}"
+
+
 def render(header: list[str], rows: list[dict[str, Any]]) -> str:
     lines = list(header)
     lines += [
         "| client | concurrency | offered chunks/s | achieved chunks/s | CPU s / 1k tokens | client CPU | "
-        "TTFT err p50 (ms) | TTFT err p99 (ms) | failed | sustained |",
+        "TTFT err p50 / p99 (ms) | first-chunk stamp err p50 / p99 (ms) | failed | sustained |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|:--|",
     ]
     for r in rows:
@@ -529,7 +536,8 @@ def render(header: list[str], rows: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {r['client']} | {r['concurrency']} | {r['offered_chunks_per_s']:,.0f} | "
             f"{r['achieved_chunks_per_s']:,.0f} | {r['cpu_s_per_1k_tokens']:.3f} | {r['client_cpu_util']:.0%} | "
-            f"{r['ttft_err_p50_ms']:.2f} | {r['ttft_err_p99_ms']:.2f} | {r['failed']} | "
+            f"{r['ttft_err_p50_ms']:.2f} / {r['ttft_err_p99_ms']:.2f} | {_f2(r['recv_err_p50_ms'])} / "
+            f"{_f2(r['recv_err_p99_ms'])} | {r['failed']} | "
             f"{'yes' if sustained(r) else 'no'} |"
         )
     best: dict[tuple[str, int], dict[str, Any]] = {}
@@ -537,17 +545,18 @@ def render(header: list[str], rows: list[dict[str, Any]]) -> str:
         key = (r["client"], r["concurrency"])
         if sustained(r) and r["achieved_chunks_per_s"] > best.get(key, {}).get("achieved_chunks_per_s", 0):
             best[key] = r
-    lines += ["", "Most chunks/s sustained (>= 95% of offered, TTFT error p99 < 2 ms, no failures), per client "
-              "process:", "", "| client | concurrency | chunks/s | CPU s / 1k tokens at that rate | TTFT err p99 (ms) |",
-              "|---|---:|---:|---:|---:|"]  # fmt: skip
+    lines += ["", "Most chunks/s sustained (>= 95% of offered, no failures), one client process (tree):", "",
+              "| client | concurrency | chunks/s | CPU s / 1k tokens | TTFT err p99 (ms) | first-chunk stamp err p99 (ms) |",
+              "|---|---:|---:|---:|---:|---:|"]  # fmt: skip
     for client in dict.fromkeys(r["client"] for r in rows):
         for conc in sorted({r["concurrency"] for r in rows}):
             b = best.get((client, conc))
             if b:
                 lines.append(f"| {client} | {conc} | {b['achieved_chunks_per_s']:,.0f} | "
-                             f"{b['cpu_s_per_1k_tokens']:.3f} | {b['ttft_err_p99_ms']:.2f} |")  # fmt: skip
+                             f"{b['cpu_s_per_1k_tokens']:.3f} | {b['ttft_err_p99_ms']:.2f} | "
+                             f"{_f2(b['recv_err_p99_ms'])} |")  # fmt: skip
             else:
-                lines.append(f"| {client} | {conc} | none of the offered rates | | |")
+                lines.append(f"| {client} | {conc} | none of the offered rates | | | |")
     return "\n".join(lines) + "\n"
 
 

@@ -65,7 +65,8 @@ def test_same_workload_same_counts(runs: dict[str, object]) -> None:
 
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize(
-    "key", ["mean_tpot_ms", "median_tpot_ms", "mean_e2e_latency_ms", "output_throughput", "request_throughput"]
+    "key",
+    ["mean_tpot_ms", "median_tpot_ms", "mean_e2e_latency_ms", "output_throughput", "request_throughput"],
 )
 def test_shared_definitions_agree(runs: dict[str, object], key: str) -> None:
     d = cv.agreement(runs["specsweep"], runs["sglang"], key)
