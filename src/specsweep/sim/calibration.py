@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from specsweep.sim.fit import METRICS, Cell, rows_to_cells
-from specsweep.sim.predict import _metrics, conditioned_lengths, simulate
+from specsweep.sim.predict import conditioned_lengths, run_metrics, simulate
 from specsweep.sim.profile import Profile
 
 
@@ -23,7 +23,7 @@ def predict_for_cell(profile: Profile, cell: Cell, *, replay: bool = True, seed:
         lengths = conditioned_lengths(cell.scenario, cell.num_prompts, seed, cell.mean_in, cell.mean_out)
     res = simulate(profile, cell.scenario, cell.concurrency, num_prompts=cell.num_prompts, seed=seed,
                    lengths=lengths)  # fmt: skip
-    return _metrics(res.records)
+    return run_metrics(res.records)
 
 
 def score(

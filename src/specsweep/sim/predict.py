@@ -183,55 +183,11 @@ def spec_summary(c: Counters) -> dict[str, Any]:
     return out
 
 
-def _metrics(records: list[RequestRecord]) -> dict[str, Any]:
-    try:
-        from specsweep.metrics import compute_metrics
-    except ImportError:
-        return basic_metrics(records)
+def run_metrics(records: list[RequestRecord]) -> dict[str, Any]:
+    """The bench metrics (sglang keys) of simulated records: the same code as for real runs."""
+    from specsweep.metrics import compute_metrics
+
     return compute_metrics(records)
-
-
-def basic_metrics(records: list[RequestRecord]) -> dict[str, Any]:
-    """The sglang keys predict needs (metrics.md definitions); used until specsweep.metrics lands."""
-    ok = [r for r in records if r.ok and r.chunk_ns and not r.is_warmup]
-    if not ok:
-        return {"completed": 0}
-    t0 = min(r.send_ns for r in ok)
-    t1 = max(r.chunk_ns[-1] for r in ok)
-    dur = (t1 - t0) / NS
-    tin = sum(r.prompt_len for r in ok)
-    tout = sum(r.output_tokens for r in ok)
-    ttft = np.array([(r.chunk_ns[0] - r.send_ns) / 1e6 for r in ok])
-    e2e = np.array([(r.chunk_ns[-1] - r.send_ns) / 1e6 for r in ok])
-    tpot = np.array(
-        [(r.chunk_ns[-1] - r.chunk_ns[0]) / 1e6 / (r.output_tokens - 1) for r in ok if r.output_tokens > 1]
-    )
-    itl: list[float] = []
-    for r in ok:
-        for j in range(1, len(r.chunk_ns)):
-            gap = (r.chunk_ns[j] - r.chunk_ns[j - 1]) / 1e6
-            itl.extend([gap / r.chunk_tokens[j]] * r.chunk_tokens[j])
-    out: dict[str, Any] = {
-        "duration": dur,
-        "completed": len(ok),
-        "failed": len(records) - len(ok),
-        "total_input_tokens": tin,
-        "total_output_tokens": tout,
-        "request_throughput": len(ok) / dur,
-        "input_throughput": tin / dur,
-        "output_throughput": tout / dur,
-        "total_throughput": (tin + tout) / dur,
-        "concurrency": float(e2e.sum() / 1000 / dur),
-    }
-    for name, arr in (("ttft", ttft), ("tpot", tpot), ("itl", np.array(itl)), ("e2e_latency", e2e)):
-        if arr.size == 0:
-            continue
-        out[f"mean_{name}_ms"] = float(arr.mean())
-        out[f"median_{name}_ms"] = float(np.median(arr))
-        out[f"std_{name}_ms"] = float(arr.std())
-        for q in (90, 95, 99):
-            out[f"p{q}_{name}_ms"] = float(np.percentile(arr, q))
-    return out
 
 
 def predict_cell(
@@ -258,7 +214,7 @@ def predict_cell(
         "num_prompts": len(res.records),
         "seed": seed,
     }
-    row.update(_metrics(res.records))
+    row.update(run_metrics(res.records))
     row.update(spec_summary(res.counters))
     if profile.spec_method:
         row["method"] = profile.spec_method
