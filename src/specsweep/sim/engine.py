@@ -258,7 +258,7 @@ class Engine:
         # 3. chunked prefill (requests finishing prefill join the decoding set after this step)
         budget = p.prefill_chunk
         if p.chunk_includes_decode:  # at least 1/8 of it, so admitted requests cannot starve
-            budget = max(budget - n * (k + 1), budget // 8)
+            budget = max(budget - n * (k + 1), budget // 8, 1)
         prefill_tokens = 0
         attn = 0  # sum over chunks of chunk * (context after the chunk): attention is per sequence
         completed = 0
