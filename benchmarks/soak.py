@@ -146,7 +146,7 @@ def main() -> int:
     ap.add_argument("--sample-s", type=float, default=5.0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument(
-        "--servers", type=int, default=600, help="server configs in the grid (more than it reaches)"
+        "--servers", type=int, default=1500, help="server configs in the grid (more than it reaches)"
     )
     ap.add_argument("--results-dir", help="default: a temporary folder")
     ap.add_argument("--out", help="write the samples and figures here (JSON)")
@@ -169,8 +169,9 @@ def main() -> int:
     ]
     log = (work / "run.log").open("wb")
     t0 = time.monotonic()
+    # SIGINT back to its default in the child: a shell's background job inherits it ignored
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, TAG_VAR: tag},
-                            start_new_session=True)  # fmt: skip
+                            start_new_session=True, preexec_fn=_default_sigint)  # fmt: skip
     samples: list[dict[str, Any]] = []
     end = t0 + a.minutes * 60
     print(f"soak: {a.minutes:g} min, run log {work / 'run.log'}", flush=True)
@@ -224,6 +225,14 @@ def main() -> int:
         "server_rss_mb_max": max(x["servers_rss_kb"] for x in samples) / 1024 if samples else None,
         "server_fds_max": max(x["servers_fds"] for x in samples) if samples else None,
         "max_servers_at_once": max(x["servers"] for x in samples) if samples else None,
+        "rss_mb_per_1000_cells": (
+            (body[-1]["rss_kb"] - body[0]["rss_kb"])
+            / 1024
+            / max(1, body[-1]["cells"] - body[0]["cells"])
+            * 1000
+            if body
+            else None
+        ),
         "cells_per_min_first_half": _rate(samples, 0.1, 0.5),
         "cells_per_min_second_half": _rate(samples, 0.5, 1.0),
         "summary_mb": samples[-1]["summary_bytes"] / 1e6 if samples else None,
@@ -248,6 +257,10 @@ def main() -> int:
             orjson.dumps({"figures": figures, "samples": samples}, option=orjson.OPT_INDENT_2)
         )
     return 0 if ok else 1
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _rate(samples: list[dict[str, Any]], lo: float, hi: float) -> float | None:

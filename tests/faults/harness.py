@@ -99,9 +99,14 @@ def start(exp: dict[str, Any], tmp: Path, *args: str) -> tuple[subprocess.Popen[
         *args,
     ]
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
-    )
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
+        preexec_fn=_default_sigint,  # a terminal's foreground job: pytest may run with SIGINT ignored
+    )  # fmt: skip
     return proc, tag, results
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def finish(proc: subprocess.Popen[str], tag: str, results: Path, timeout_s: float, t0: float) -> Result:
