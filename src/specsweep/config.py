@@ -345,6 +345,21 @@ class ReportOptions(_Model):
     formats: list[Literal["md", "html"]] = Field(default_factory=lambda: ["md", "html"])  # type: ignore[arg-type]
 
 
+class LosslessOptions(_Model):
+    """Greedy outputs of two configs compared prompt by prompt (speculation must not change them).
+
+    Each of the two configs answers the same real-text prompts (temperature 0) after its cells, while
+    its server is up; the report shows the share of identical outputs and each first divergence.
+    """
+
+    reference: str  # label of the reference config, e.g. one without speculation
+    against: str | None = None  # the config to check; may be omitted when there are two configs
+    num_prompts: int = Field(default=16, ge=1)
+    max_tokens: int = Field(default=64, ge=1)
+    backend: Literal["openai", "openai-chat", "sglang"] = "openai"
+    seed: int = 1
+
+
 class Experiment(_Model):
     name: str
     description: str = ""
@@ -358,6 +373,7 @@ class Experiment(_Model):
     cooldown_s: float = Field(default=0.0, ge=0)  # pause between cells
     max_restarts: int = Field(default=3, ge=0)  # per config: server restarts after it died
     report: ReportOptions = Field(default_factory=ReportOptions)
+    lossless: LosslessOptions | None = None
 
     @field_validator("name")
     @classmethod
@@ -482,6 +498,26 @@ def expand_configs(exp: Experiment, *, file: str | None = None) -> list[ServerCo
     return out
 
 
+def _check_lossless_labels(opts: LosslessOptions, labels: list[str], file: str | None) -> None:
+    if opts.reference not in labels:
+        raise ConfigError(f"unknown config label {opts.reference!r}; {one_of(opts.reference, labels)}",
+                          file=file, path="lossless.reference")  # fmt: skip
+    if opts.against is None:
+        others = [x for x in labels if x != opts.reference]
+        if len(others) != 1:
+            raise ConfigError(f"name the config to check against {opts.reference!r}: one of {others}",
+                              file=file, path="lossless.against")  # fmt: skip
+    elif opts.against not in labels or opts.against == opts.reference:
+        raise ConfigError(f"{one_of(opts.against, [x for x in labels if x != opts.reference])}",
+                          file=file, path="lossless.against")  # fmt: skip
+
+
+def lossless_pair(opts: LosslessOptions, labels: list[str]) -> tuple[str, str]:
+    """(reference, against) labels of an experiment's losslessness check."""
+    against = opts.against or next(x for x in labels if x != opts.reference)
+    return opts.reference, against
+
+
 def plan_experiment(exp: Experiment, *, file: str | None = None) -> Plan:
     """Expand servers x grid and workloads into configs and cells; checks templates and scenarios."""
     extra = parse_scenarios(exp.scenarios, file=file) if exp.scenarios else {}
@@ -496,6 +532,8 @@ def plan_experiment(exp: Experiment, *, file: str | None = None) -> Plan:
             build_argv(cfg, port=1)
         except (TemplateError, ValueError) as e:
             raise ConfigError(str(e), file=file, path=f"servers[{idx}]") from e
+    if exp.lossless is not None:
+        _check_lossless_labels(exp.lossless, [c.label for c in configs], file)
     plan = Plan(experiment=exp, scenarios=catalog, configs=configs)
     for cfg in configs:
         cells: list[Cell] = []

@@ -145,33 +145,43 @@ async def _complete(
     return str(choice.get("text") or "")
 
 
-async def _run(
-    base_urls: list[str],
+async def _collect(
+    base_url: str,
     backend: str,
     model: str | None,
     prompts: list[str],
     max_tokens: int,
     concurrency: int,
     timeout_s: float,
-) -> LosslessResult:
+) -> tuple[str | None, list[tuple[str | None, str | None]]]:
+    """(model used, [(text, error) per prompt]) from one server."""
     import aiohttp
 
     timeout = aiohttp.ClientTimeout(total=timeout_s)
     async with aiohttp.ClientSession(timeout=timeout) as session:
-        models = (
-            [model or await _model_id(session, u) for u in base_urls] if backend != "sglang" else [None, None]
-        )
+        m = (model or await _model_id(session, base_url)) if backend != "sglang" else None
         sem = asyncio.Semaphore(concurrency)
 
-        async def one(url: str, m: str | None, p: str) -> tuple[str | None, str | None]:
+        async def one(p: str) -> tuple[str | None, str | None]:
             async with sem:
                 try:
-                    return await _complete(session, url, backend, m, p, max_tokens), None
+                    return await _complete(session, base_url, backend, m, p, max_tokens), None
                 except Exception as e:  # failures are data: counted and reported per prompt
                     return None, f"{type(e).__name__}: {e}"
 
-        a = await asyncio.gather(*(one(base_urls[0], models[0], p) for p in prompts))
-        b = await asyncio.gather(*(one(base_urls[1], models[1], p) for p in prompts))
+        return m, list(await asyncio.gather(*(one(p) for p in prompts)))
+
+
+def compare_outputs(
+    a: list[tuple[str | None, str | None]],
+    b: list[tuple[str | None, str | None]],
+    *,
+    names: list[str],
+    backend: str,
+    model: str | None,
+    max_tokens: int,
+) -> LosslessResult:
+    """Pair the i-th outputs of two servers: identical, first divergence, or an error."""
     pairs = []
     identical = errors = 0
     for i, ((ta, ea), (tb, eb)) in enumerate(zip(a, b, strict=True)):
@@ -185,8 +195,60 @@ async def _run(
             pairs.append(PairResult(i, True))
         else:
             pairs.append(PairResult(i, False, d[0], d[1], d[2]))
-    return LosslessResult(
-        base_urls, backend, model or models[0], max_tokens, len(prompts), identical, errors, pairs
+    return LosslessResult(names, backend, model, max_tokens, len(a), identical, errors, pairs)
+
+
+async def _run(
+    base_urls: list[str],
+    backend: str,
+    model: str | None,
+    prompts: list[str],
+    max_tokens: int,
+    concurrency: int,
+    timeout_s: float,
+) -> LosslessResult:
+    ma, a = await _collect(base_urls[0], backend, model, prompts, max_tokens, concurrency, timeout_s)
+    _, b = await _collect(base_urls[1], backend, model, prompts, max_tokens, concurrency, timeout_s)
+    return compare_outputs(a, b, names=base_urls, backend=backend, model=model or ma, max_tokens=max_tokens)
+
+
+def collect_outputs(
+    base_url: str,
+    *,
+    backend: str = "openai",
+    num_prompts: int = 16,
+    max_tokens: int = 64,
+    seed: int = 1,
+    model: str | None = None,
+    concurrency: int = 4,
+    timeout_s: float = 300.0,
+) -> list[dict[str, Any]]:
+    """Greedy outputs of one server for the check's prompts: [{"text", "error"}] (JSON-ready), so two
+    servers that never run at the same time (one launch per config) can be compared afterwards."""
+    _, outs = asyncio.run(
+        _collect(
+            base_url.rstrip("/"),
+            backend,
+            model,
+            _prompts(num_prompts, seed, max_tokens),
+            max_tokens,
+            concurrency,
+            timeout_s,
+        )
+    )
+    return [{"text": t, "error": e} for t, e in outs]
+
+
+def compare_collected(
+    a: list[dict[str, Any]], b: list[dict[str, Any]], *, names: list[str], backend: str, max_tokens: int
+) -> LosslessResult:
+    def pairs(x: list[dict[str, Any]]) -> list[tuple[str | None, str | None]]:
+        return [(d.get("text"), d.get("error")) for d in x]
+
+    if len(a) != len(b):
+        raise DataError(f"the two configs answered different numbers of prompts ({len(a)} vs {len(b)})")
+    return compare_outputs(
+        pairs(a), pairs(b), names=names, backend=backend, model=None, max_tokens=max_tokens
     )
 
 

@@ -208,6 +208,7 @@ def run_config(
             emit(_failed_row(cell, repeat, cfg, error, log_tail, now_iso()), cell, repeat, [])
 
     restarts = 0
+    lossless_outputs: list[dict[str, Any]] | None = None
     try:
         launch_error = _launch(server, observer, sink)
         if launch_error:
@@ -254,11 +255,35 @@ def run_config(
                 if launch_error:
                     fail_rest(i + 1, *launch_error)
                     return rows
+        lossless_outputs = _lossless_outputs(job, server, observer)
     finally:
         _stop(server)
         with contextlib.suppress(Exception):
-            sink.server_info(cfg.label, server.describe())
+            info = server.describe()
+            if lossless_outputs is not None:
+                info["lossless_outputs"] = lossless_outputs
+            sink.server_info(cfg.label, info)
     return rows
+
+
+def _lossless_outputs(
+    job: ConfigJob, server: ManagedServer, observer: Observer
+) -> list[dict[str, Any]] | None:
+    """This config's greedy answers for the experiment's losslessness check, if it takes part."""
+    opts = job.plan.experiment.lossless
+    if opts is None or not server.alive():
+        return None
+    from specsweep.config import lossless_pair
+    from specsweep.lossless import collect_outputs
+
+    if job.cfg.label not in lossless_pair(opts, [c.label for c in job.plan.configs]):
+        return None
+    observer("lossless", {"label": job.cfg.label})
+    try:
+        return collect_outputs(server.base_url, backend=opts.backend, num_prompts=opts.num_prompts,
+                               max_tokens=opts.max_tokens, seed=opts.seed, model=server.model_id)  # fmt: skip
+    except Exception as e:  # failures are data: the check shows the errors
+        return [{"text": None, "error": f"{type(e).__name__}: {e}"}] * opts.num_prompts
 
 
 def _launch(server: ManagedServer, observer: Observer, sink: CellSink) -> tuple[str, str] | None:
@@ -578,8 +603,9 @@ def write_reports(run_dir: RunDir, plan: Plan) -> list[Path]:
     methods = sorted({c.method or "none" for c in plan.configs})
     kind = opts.kind if opts.kind != "auto" else ("compare" if len(methods) > 1 else "sweep")
     method = plan.configs[0].method if kind == "sweep" else None
+    lossless = _lossless_view(run_dir, plan)
     try:
-        view = build_view([run_dir.path], kind, method=method, baseline=opts.baseline)
+        view = build_view([run_dir.path], kind, method=method, baseline=opts.baseline, lossless=lossless)
     except Exception as e:  # e.g. no ok cell to analyse
         log.warning("reports skipped: %s", e)
         return []
@@ -590,6 +616,26 @@ def write_reports(run_dir: RunDir, plan: Plan) -> list[Path]:
         except Exception as e:
             log.warning("report.%s not written: %s", fmt, e)
     return written
+
+
+def _lossless_view(run_dir: RunDir, plan: Plan) -> Any:
+    """Compare the two configs' collected outputs; also written to lossless.json in the run dir."""
+    opts = plan.experiment.lossless
+    if opts is None:
+        return None
+    from specsweep.config import lossless_pair
+    from specsweep.lossless import compare_collected, to_view
+    from specsweep.store import atomic_write_bytes, dumps
+
+    ref, against = lossless_pair(opts, [c.label for c in plan.configs])
+    servers = run_dir.manifest.get("servers") or {}
+    a, b = (servers.get(x, {}).get("lossless_outputs") for x in (ref, against))
+    if not a or not b:
+        log.warning("losslessness check skipped: no outputs collected for %s", ref if not a else against)
+        return None
+    res = compare_collected(a, b, names=[ref, against], backend=opts.backend, max_tokens=opts.max_tokens)
+    atomic_write_bytes(run_dir.path / "lossless.json", dumps(res.to_dict(), indent=True))
+    return to_view(res.to_dict())
 
 
 # ---- dry run -----------------------------------------------------------------------------------
