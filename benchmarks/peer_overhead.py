@@ -283,9 +283,9 @@ def read_specsweep(r: Run) -> Outcome:
     recs = pq.read_table(r.out / "records.parquet").to_pylist()
     ok = [x for x in recs if not x.get("error_kind") and x.get("chunk_ns") and not x.get("is_warmup")]
     ttfts = [(x["chunk_ns"][0] - x["send_ns"]) / 1e6 for x in ok]
-    return Outcome(
-        int(res["completed"]), int(res["failed"]), _pairs([x["output_text"] or "" for x in ok], ttfts)
-    )
+    texts = [x["output_text"] or "" for x in ok]
+    return Outcome(int(res["completed"]), int(res["failed"]), _pairs(texts, ttfts),
+                   _recv(texts, [x["chunk_ns"][0] for x in ok]))  # fmt: skip
 
 
 def cmd_sglang(r: Run) -> list[str]:
@@ -395,15 +395,16 @@ def measure(r: Run, cpu_client: int | None, cpu_server: int | None) -> dict[str,
     finally:
         proc.terminate()
         proc.wait(10)
-    if rc != 0:
+    if rc != 0 and not (r.client == "specsweep" and rc == 5):  # 5: specsweep's self-check marked it invalid
         tail = (r.out / "log.txt").read_text(errors="replace").splitlines()[-5:]
         return {**row, "error": f"exit {rc}: {' | '.join(tail)[-400:]}"}
-    arr = sorted(st["arrivals"])[-r.n :]
+    o = read_f(r)
+    done = min(o.completed, r.n)
+    arr = sorted(st["arrivals"])[-max(done, 1) :]
     t0, t1 = arr[0], st["last_write"]
     window = (t1 - t0) / 1e9
-    chunks = r.n * r.chunks
+    chunks = done * r.chunks
     cpu_s = sampler.at(t1) - sampler.at(t0)
-    o = read_f(r)
     e = np.array(o.ttft_err_ms) if o.ttft_err_ms else np.array([np.nan])
     rv = np.array(o.recv_err_ms) if o.recv_err_ms else np.array([np.nan])
     return {
@@ -419,6 +420,7 @@ def measure(r: Run, cpu_client: int | None, cpu_server: int | None) -> dict[str,
         "completed": o.completed,
         "failed": o.failed + (r.n - o.completed if o.completed < r.n else 0),
         "window_s": window,
+        "specsweep_invalid": r.client == "specsweep" and rc == 5,
         "note": o.note,
     }
 
@@ -480,7 +482,8 @@ def run_all(args: argparse.Namespace) -> str:
     import tempfile
 
     work = Path(args.workdir or tempfile.mkdtemp(prefix="peer-overhead-"))
-    wl = cv.make_workload(work / "workload", 64, args.chunks, 8, 16, 1)
+    # as many entries as the largest run sends: sglang samples ShareGPT without replacement
+    wl = cv.make_workload(work / "workload", 4096, args.chunks, 8, 16, 1)
     pin = hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) >= 2
     cpu_c, cpu_s = (0, 1) if pin else (None, None)
     rows: list[dict[str, Any]] = []
