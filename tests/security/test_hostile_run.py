@@ -91,13 +91,6 @@ def hostile_experiment() -> dict[str, Any]:
     return exp
 
 
-MD_RAW = pytest.mark.xfail(
-    strict=True,
-    reason="report.md puts config/server strings into tables raw; Markdown viewers that render inline "
-    "HTML (VS Code preview, mkdocs, pandoc) would run them; specsweep.report.markdown should escape <, >, &",
-)
-
-
 @pytest.fixture(scope="module")
 def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, RunDir, str]]:
     root = tmp_path_factory.mktemp("hostile")
@@ -192,7 +185,6 @@ def test_html_report_escapes_every_string(hostile_run: tuple[Path, RunDir, str])
     assert "&lt;script&gt;" in html or "\\u003cscript" in html  # the label is there, as text
 
 
-@MD_RAW
 def test_markdown_report_keeps_markup_inert(hostile_run: tuple[Path, RunDir, str]) -> None:
     """report.md is rendered to HTML by viewers (GitHub, IDEs): a raw tag there would be live."""
     _, rd, _ = hostile_run

@@ -382,7 +382,19 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
         out += [f"### {L('sec.next_steps')}", ""]
         out += [f"{i}. {text(m, lang)}" for i, m in enumerate(view.next_steps, 1)]
         out.append("")
-    return "\n".join(out).rstrip() + "\n"
+    return inert("\n".join(out).rstrip() + "\n")
+
+
+def inert(md: str) -> str:
+    """Escape &, < and > so no string from a config, server or file becomes live HTML in a viewer that
+    renders inline HTML (GitHub, IDE previews, mkdocs). A line's leading '>' (a quote) stays."""
+    lines = []
+    for line in md.split("\n"):
+        quote = ""
+        while line.startswith(">"):
+            quote, line = quote + ">", line[1:]
+        lines.append(quote + line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+    return "\n".join(lines)
 
 
 def _msg(key: str, **args: Any) -> Msg:
