@@ -97,6 +97,23 @@ def redact_env(env: dict[str, str]) -> dict[str, str]:
     return {k: ("***" if looks_secret(k) else v) for k, v in env.items()}
 
 
+def redact_config(config: dict[str, Any]) -> dict[str, Any]:
+    """An experiment dump for the manifest: every server's secret env values and secret flag values
+    (incl. ${VAR} expanded at load) replaced by '***'. Resume takes them from the experiment file."""
+    out = dict(config)
+    servers = []
+    for srv in config.get("servers") or []:
+        srv = dict(srv)
+        if isinstance(srv.get("env"), dict):
+            srv["env"] = redact_env({str(k): str(v) for k, v in srv["env"].items()})
+        for key in ("args", "argv"):
+            if isinstance(srv.get(key), list):
+                srv[key] = redact_argv([str(a) for a in srv[key]])
+        servers.append(srv)
+    out["servers"] = servers
+    return out
+
+
 def redact_argv(argv: list[str]) -> list[str]:
     """argv for logs and the manifest: the value after a secret-looking flag (--api-key X,
     --hf-token=X) replaced by '***'."""

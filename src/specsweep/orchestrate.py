@@ -40,8 +40,10 @@ from specsweep.config import (
     Experiment,
     Plan,
     ServerConfig,
+    load_experiment,
     parse_experiment,
     plan_experiment,
+    redact_config,
 )
 from specsweep.errors import ConfigError, SpecsweepError, UsageError
 from specsweep.records import RequestRecord
@@ -425,7 +427,7 @@ def create_run_dir(plan: Plan, results_dir: str | Path, experiment_file: str | N
         "kind": "experiment",
         "experiment": exp.name,
         "experiment_file": str(Path(experiment_file).resolve()) if experiment_file else None,
-        "config": exp.model_dump(mode="json"),
+        "config": redact_config(exp.model_dump(mode="json")),
         "plan": plan_rows(plan),
         "servers": {},
         "started_at": now_iso(),
@@ -443,6 +445,8 @@ def load_run_plan(run_dir: RunDir) -> Plan:
     if "config" not in m or "plan" not in m:
         raise ConfigError("this run dir was not written by 'specsweep run' (no config/plan)", file=where)
     exp = parse_experiment(m["config"], file=where)
+    if _has_redactions(m["config"]):
+        exp = _experiment_with_secrets(m, where)
     plan = plan_experiment(exp, file=where)
     want = [r["cell_id"] for r in m["plan"]]
     have = [c.cell_id for c in plan.all_cells()]
@@ -453,6 +457,34 @@ def load_run_plan(run_dir: RunDir) -> Plan:
             path="plan",
         )
     return plan
+
+
+def _has_redactions(config: dict[str, Any]) -> bool:
+    for srv in config.get("servers") or []:
+        values = [*(srv.get("env") or {}).values(), *(srv.get("args") or []), *(srv.get("argv") or [])]
+        if any(v == "***" or str(v).endswith("=***") for v in values):
+            return True
+    return False
+
+
+def _experiment_with_secrets(m: dict[str, Any], where: str) -> Experiment:
+    """The manifest keeps secrets redacted: reload the experiment file, which must be the same
+    experiment (equal once redacted), to get them back for a resume."""
+    src = m.get("experiment_file")
+    if not src or not Path(src).is_file():
+        raise ConfigError(
+            f"the run's secrets (env values, --api-key ...) are not stored in the run dir; resume needs its "
+            f"experiment file {src!r}, which is missing",
+            file=where,
+        )
+    exp, _ = load_experiment(src)
+    if redact_config(exp.model_dump(mode="json")) != m["config"]:
+        raise ConfigError(
+            f"the experiment file {src} changed since the run started; resume needs the same experiment "
+            "(the run dir keeps its secrets redacted)",
+            file=where,
+        )
+    return exp
 
 
 @dataclass

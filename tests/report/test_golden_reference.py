@@ -5,7 +5,6 @@ anomalies and crossovers issue 6 asks for on that data, and golden Markdown file
 from __future__ import annotations
 
 import html
-
 import json
 import os
 import re
