@@ -81,7 +81,8 @@ class Server(firehose.Server):
                 nxt = loop.time()
             nxt += self.gap
             alive: list[Any] = []
-            for s in self.streams:
+            streams: list[Any] = self.streams  # our Stream (with .arrival), stored as firehose.Stream
+            for s in streams:
                 if s.tr.is_closing():
                     continue
                 s.n += 1
@@ -461,7 +462,7 @@ def main() -> None:
         if args.cpu is not None and hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, {args.cpu})
         try:
-            import uvloop  # type: ignore[import-not-found]
+            import uvloop
 
             uvloop.install()
         except ImportError:
