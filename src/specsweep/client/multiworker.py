@@ -198,6 +198,8 @@ class WorkerCore:
     def close(self) -> None:
         if self.session is not None:
             with contextlib.suppress(Exception):
+                if getattr(self, "runner", None) is not None:
+                    self.loop.run_until_complete(self.runner.close())
                 self.loop.run_until_complete(self.session.close())
             self.session = None
         self.loop.close()

@@ -16,6 +16,7 @@ import os
 import time
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -89,6 +90,22 @@ class Runner:
         self.dialect: Dialect = get_dialect(cfg.backend)
         self.url = cfg.base_url.rstrip("/") + self.dialect.path
         self.worker = 0
+        # Set once the server is seen closing connections it did not announce as closed (llama-server
+        # does after every stream): from then on every request gets a fresh connection.
+        self._fresh: aiohttp.ClientSession | None = None
+
+    def _fresh_session(self) -> aiohttp.ClientSession:
+        if self._fresh is None:
+            self._fresh = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0, force_close=True),
+                headers=auth_headers(), read_bufsize=1 << 20, auto_decompress=False,
+                timeout=aiohttp.ClientTimeout(total=None, connect=30),
+            )  # fmt: skip
+        return self._fresh
+
+    async def close(self) -> None:
+        if self._fresh is not None:
+            await self._fresh.close()
 
     def body(self, spec: RequestSpec) -> bytes:
         b = self.dialect.build(
@@ -107,8 +124,9 @@ class Runner:
 
         A pooled keep-alive connection that the server already closed (servers drop idle ones after
         a few seconds; llama-server closes after every stream) fails before any response byte: that
-        attempt never reached the server, so it is retried once on a fresh connection and the send
-        time is taken again.
+        attempt never reached the server, so it is retried on a fresh connection (never another pooled
+        one, which may be closing too) with the send time taken again, and from then on this runner
+        opens a fresh connection per request.
         """
         cfg = self.cfg
         st = StreamState()
@@ -116,12 +134,14 @@ class Runner:
             for attempt in (0, 1):
                 st = StreamState()
                 rec.send_ns = _now()
+                session = self._fresh if self._fresh is not None else self.session
                 try:
-                    await self._attempt(rec, st, body)
+                    await self._attempt(session, rec, st, body)
                     break
                 except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
-                    if attempt or rec.headers_ns:
+                    if attempt or rec.headers_ns or session is self._fresh:
                         raise
+                    self._fresh_session()
         except ChunkError as e:
             rec.error_kind, rec.error = e.kind, str(e)
         except TimeoutError:
@@ -138,9 +158,11 @@ class Runner:
             rec.end_ns = _now()
             self._finish(rec, st)
 
-    async def _attempt(self, rec: RequestRecord, st: StreamState, body: bytes) -> None:
+    async def _attempt(
+        self, session: aiohttp.ClientSession, rec: RequestRecord, st: StreamState, body: bytes
+    ) -> None:
         dialect, count = self.dialect, self.tok.count
-        async with self.session.post(
+        async with session.post(
             self.url,
             data=body,
             headers=_JSON_HEADERS,
@@ -261,53 +283,68 @@ async def run_bench_async(cfg: BenchConfig) -> BenchOutcome:
     get_dialect(cfg.backend)
     n = cfg.num_prompts or default_num_prompts(cfg.max_concurrency or 1)
     specs = generate(cfg.scenario, n, tok, cfg.seed)
-    base = cfg.base_url.rstrip("/")
     async with make_session(cfg.max_concurrency) as session:
         model = await resolve_model(session, cfg)
         runner = Runner(cfg, session, tok, model)
-        version = await probes.server_version(session, base)
-        warm: list[RequestRecord] = []
-        if cfg.warmup_requests > 0:
-            warm, _ = await _drive(
-                runner, warmup_specs(specs[0], cfg.warmup_requests), None, cfg.max_concurrency
-            )
-            await asyncio.sleep(cfg.warmup_sleep_s)
-        before = await probes.scrape_spec(session, base) if cfg.scrape_metrics else None
-        offsets = (
-            None
-            if math.isinf(cfg.request_rate)
-            else arrival_offsets(n, cfg.request_rate, cfg.burstiness, cfg.seed)
-        )
-        mon = _LagMonitor()
-        mon.start()
-        cpu0, wall0 = time.process_time(), time.monotonic()
-        records, sched_lag = await _drive(runner, specs, offsets, cfg.max_concurrency)
-        cpu = time.process_time() - cpu0
-        wall = time.monotonic() - wall0
-        await mon.stop()
-        after = await probes.scrape_spec(session, base) if cfg.scrape_metrics else None
-        srv_al = await probes.server_accept_length(session, base) if cfg.scrape_metrics else None
+        try:
+            m = await _measure(runner, session, cfg, specs)
+        finally:
+            await runner.close()
+    return _outcome(cfg, model, tok, m)
 
-    metrics = compute_metrics(records, goodput=cfg.goodput or None)
-    if metrics["completed"] == 0 and records:
-        kinds = metrics["errors_by_kind"]
-        first = next((r.error for r in records if r.error), "")
-        log.warning("every request failed (%s): %s", kinds, first)
-    result = _result_line(cfg, model, tok, version, metrics)
-    result.update(probes.spec_delta(before, after))
-    if result.get("accept_length") is None and "spec_accept_length" in result:
-        result["accept_length"] = result["spec_accept_length"]
-    result["server_accept_length"] = srv_al
-    lag = np.asarray(mon.lags_ms or [0.0])
+
+@dataclass
+class _Measured:
+    warm: list[RequestRecord]
+    records: list[RequestRecord]
+    sched_lag_ms: list[float]
+    loop_lag_ms: list[float]
+    cpu_s: float
+    wall_s: float
+    version: dict[str, Any] | None
+    spec_before: dict[str, Any] | None
+    spec_after: dict[str, Any] | None
+    server_accept_length: float | None
+
+
+async def _measure(
+    runner: Runner, session: aiohttp.ClientSession, cfg: BenchConfig, specs: list[RequestSpec]
+) -> _Measured:
+    base = cfg.base_url.rstrip("/")
+    version = await probes.server_version(session, base)
+    warm: list[RequestRecord] = []
+    if cfg.warmup_requests > 0:
+        warm, _ = await _drive(runner, warmup_specs(specs[0], cfg.warmup_requests), None, cfg.max_concurrency)
+        await asyncio.sleep(cfg.warmup_sleep_s)
+    before = await probes.scrape_spec(session, base) if cfg.scrape_metrics else None
+    offsets = (
+        None
+        if math.isinf(cfg.request_rate)
+        else arrival_offsets(len(specs), cfg.request_rate, cfg.burstiness, cfg.seed)
+    )
+    mon = _LagMonitor()
+    mon.start()
+    cpu0, wall0 = time.process_time(), time.monotonic()
+    records, sched_lag = await _drive(runner, specs, offsets, cfg.max_concurrency)
+    cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
+    await mon.stop()
+    after = await probes.scrape_spec(session, base) if cfg.scrape_metrics else None
+    srv_al = await probes.server_accept_length(session, base) if cfg.scrape_metrics else None
+    return _Measured(warm, records, sched_lag, mon.lags_ms, cpu, wall, version, before, after, srv_al)
+
+
+def self_check(m: _Measured) -> tuple[dict[str, float], list[str], list[str]]:
+    """(figures, reasons the run is invalid, warnings) from the client's own load during the run."""
+    lag = np.asarray(m.loop_lag_ms or [0.0])
     check = {
-        "client_cpu_util": cpu / wall if wall > 0 else 0.0,
+        "client_cpu_util": m.cpu_s / m.wall_s if m.wall_s > 0 else 0.0,
         "loop_lag_p50_ms": float(np.percentile(lag, 50)),
         "loop_lag_p99_ms": float(np.percentile(lag, 99)),
         "loop_lag_max_ms": float(lag.max()),
-        "schedule_lag_p99_ms": float(np.percentile(sched_lag, 99)) if sched_lag else 0.0,
+        "schedule_lag_p99_ms": float(np.percentile(m.sched_lag_ms, 99)) if m.sched_lag_ms else 0.0,
     }
-    result["self_check"] = check
-    reasons, warns = [], []
+    reasons: list[str] = []
+    warns: list[str] = []
     cpu_share, lag_p99, slag = (
         check["client_cpu_util"],
         check["loop_lag_p99_ms"],
@@ -325,6 +362,21 @@ async def run_bench_async(cfg: BenchConfig) -> BenchOutcome:
                          "timestamps may be late by up to that much")  # fmt: skip
     if slag > MAX_SCHEDULE_LAG_P99_MS:
         (reasons if busy else warns).append(f"arrival schedule late: p99 {slag:.1f} ms")
+    return check, reasons, warns
+
+
+def _outcome(cfg: BenchConfig, model: str | None, tok: Tokenizer, m: _Measured) -> BenchOutcome:
+    metrics = compute_metrics(m.records, goodput=cfg.goodput or None)
+    if metrics["completed"] == 0 and m.records:
+        first = next((r.error for r in m.records if r.error), "")
+        log.warning("every request failed (%s): %s", metrics["errors_by_kind"], first)
+    result = _result_line(cfg, model, tok, m.version, metrics)
+    result.update(probes.spec_delta(m.spec_before, m.spec_after))
+    if result.get("accept_length") is None and "spec_accept_length" in result:
+        result["accept_length"] = result["spec_accept_length"]
+    result["server_accept_length"] = m.server_accept_length
+    check, reasons, warns = self_check(m)
+    result["self_check"] = check
     result["warnings"] = warns
     invalid = "; ".join(reasons) or None
     result["invalid"] = invalid is not None
@@ -337,7 +389,7 @@ async def run_bench_async(cfg: BenchConfig) -> BenchOutcome:
             "representative; use real-text prompts (--dataset-name random) to compare speculation",
             stacklevel=2,
         )
-    return BenchOutcome(result=result, records=warm + records, invalid_reason=invalid)
+    return BenchOutcome(result=result, records=m.warm + m.records, invalid_reason=invalid)
 
 
 def _result_line(
