@@ -9,4 +9,6 @@ if ! command -v chromium >/dev/null 2>&1 || ! fc-list :lang=zh 2>/dev/null | gre
 fi
 # Real engines for tests/engines (cached under ~/.cache/specsweep; SPECSWEEP_SKIP_ENGINES=1 skips).
 bash scripts/setup_engines.sh
+# The peer client the lean cross-validation test runs (sglang.bench_serving, standalone, own venv).
+bash scripts/setup_peers.sh sglang
 pytest "$@"
