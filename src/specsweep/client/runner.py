@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import logging
 import math
@@ -23,6 +24,7 @@ from typing import Any
 import aiohttp
 import numpy as np
 import orjson
+from aiohttp.client_proto import ResponseHandler
 
 from specsweep import __version__
 from specsweep.bench import BenchConfig, BenchOutcome
@@ -82,6 +84,35 @@ class _LagMonitor:
                 await self._task
 
 
+class _StampingHandler(ResponseHandler):
+    """aiohttp's response protocol, noting when bytes first arrived since the reader last looked.
+
+    With hundreds of streams ready at once the reading coroutines wake one after another; a timestamp
+    taken at wake-up would charge that queue to the server. data_received runs when the socket is
+    read, so its time is the arrival time. (Bytes that come with the response headers fall back to
+    the wake-up time.)"""
+
+    __slots__ = ("rx_ns",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.rx_ns = 0
+
+    def data_received(self, data: bytes) -> None:
+        if not self.rx_ns:
+            self.rx_ns = _now()
+        super().data_received(data)
+
+
+def _arrival_clock(resp: aiohttp.ClientResponse) -> _StampingHandler | None:
+    conn = resp.connection
+    proto = conn.protocol if conn is not None else None
+    if isinstance(proto, _StampingHandler):
+        proto.rx_ns = 0  # what arrived so far was the headers
+        return proto
+    return None
+
+
 class Runner:
     def __init__(self, cfg: BenchConfig, session: aiohttp.ClientSession, tok: Tokenizer, model: str | None):
         self.cfg = cfg
@@ -98,7 +129,7 @@ class Runner:
     def _fresh_session(self) -> aiohttp.ClientSession:
         if self._fresh is None:
             self._fresh = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0, force_close=True),
+                connector=_connector(force_close=True),
                 headers=auth_headers(), read_bufsize=1 << 20, auto_decompress=False,
                 timeout=aiohttp.ClientTimeout(total=None, connect=30),
             )  # fmt: skip
@@ -177,8 +208,11 @@ class Runner:
                 return
             dec = SSEDecoder()
             chunk_ns, chunk_tokens = rec.chunk_ns, rec.chunk_tokens
+            clock = _arrival_clock(resp)
             async for data in resp.content.iter_any():
                 t = _now()
+                if clock is not None and clock.rx_ns:
+                    t, clock.rx_ns = min(t, clock.rx_ns), 0
                 for payload in dec.feed(data):
                     text, n = dialect.parse(payload, st, count)
                     if n or (text and not chunk_ns):
@@ -270,8 +304,15 @@ async def resolve_model(session: aiohttp.ClientSession, cfg: BenchConfig) -> str
     return model
 
 
+def _connector(**kw: Any) -> aiohttp.TCPConnector:
+    connector = aiohttp.TCPConnector(limit=0, **kw)
+    if hasattr(connector, "_factory"):  # arrival timestamps (see _StampingHandler); else wake-up times
+        connector._factory = functools.partial(_StampingHandler, loop=asyncio.get_running_loop())  # type: ignore[assignment]
+    return connector
+
+
 def make_session(concurrency: int | None) -> aiohttp.ClientSession:
-    connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, keepalive_timeout=4)  # < servers' 5 s
+    connector = _connector(ttl_dns_cache=300, keepalive_timeout=4)  # < servers' 5 s
     return aiohttp.ClientSession(
         connector=connector, headers=auth_headers(), read_bufsize=1 << 20, auto_decompress=False,
         timeout=aiohttp.ClientTimeout(total=None, connect=30),
