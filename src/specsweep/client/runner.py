@@ -89,8 +89,8 @@ class _StampingHandler(ResponseHandler):
 
     With hundreds of streams ready at once the reading coroutines wake one after another; a timestamp
     taken at wake-up would charge that queue to the server. data_received runs when the socket is
-    read, so its time is the arrival time. (Bytes that come with the response headers fall back to
-    the wake-up time.)"""
+    read, so its time is the arrival time. (Body bytes that come in the same read as the response
+    headers fall back to the wake-up time.)"""
 
     __slots__ = ("rx_ns",)
 
@@ -99,18 +99,20 @@ class _StampingHandler(ResponseHandler):
         self.rx_ns = 0
 
     def data_received(self, data: bytes) -> None:
-        if not self.rx_ns:
-            self.rx_ns = _now()
+        t = _now()
+        before = getattr(self, "_payload", None)
         super().data_received(data)
+        after = getattr(self, "_payload", None)
+        if after is not before:  # a response's headers were parsed in this read: earlier stamps are stale
+            self.rx_ns = 0
+        elif after is not None and not self.rx_ns:  # body bytes of the current response
+            self.rx_ns = t
 
 
 def _arrival_clock(resp: aiohttp.ClientResponse) -> _StampingHandler | None:
     conn = resp.connection
     proto = conn.protocol if conn is not None else None
-    if isinstance(proto, _StampingHandler):
-        proto.rx_ns = 0  # what arrived so far was the headers
-        return proto
-    return None
+    return proto if isinstance(proto, _StampingHandler) else None
 
 
 class Runner:
