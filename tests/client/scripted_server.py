@@ -20,7 +20,9 @@ class Script:
     gaps_s: list[float] = field(default_factory=lambda: [0.02, 0.03, 0.01, 0.04])
     tokens: list[int] = field(default_factory=lambda: [1, 3, 2, 4, 1])  # first chunk + one per gap
     word: str = "tok"
-    mode: str = "ok"  # ok | http500 | malformed | truncate | stall | error_obj | every_other_500 | close_after
+    mode: str = (
+        "ok"  # ok | http500 | malformed | truncate | stall | error_obj | every_other_500 | close_after
+    )
 
 
 class ProcessServer:

@@ -59,7 +59,9 @@ def test_bench_reports_acceptance(spec_server: ManagedServer, engines: Engines, 
     assert all(r["error_kind"] is None and r["output_tokens"] == 48 for r in recs if not r["is_warmup"])
 
 
-def test_bench_survives_server_closing_connections(spec_server: ManagedServer, engines: Engines, tmp_path: Path) -> None:
+def test_bench_survives_server_closing_connections(
+    spec_server: ManagedServer, engines: Engines, tmp_path: Path
+) -> None:
     # llama-server closes the connection after every streamed response without saying so: the client
     # must not lose the next request to a dead pooled connection.
     res, _ = run_bench(spec_server, engines.need("TINY_MODEL_HF"), tmp_path, num_prompts=4, max_concurrency=1)
