@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 
 from specsweep.bench import BenchConfig, BenchOutcome
 from specsweep.client.multiworker import run_multiworker_async
@@ -53,46 +52,13 @@ def _firehose() -> Any:
 
 
 def serve_burst(chunks: int, gap_ms: float, burst: int) -> None:
-    """The firehose (benchmarks/firehose.py's Server) or, with ``burst`` > 1, a variant writing ``burst``
-    chunks (each stamped) per stream per tick in one write: a server that spends less CPU per chunk
+    """The firehose (benchmarks/firehose.py's Server); with ``burst`` > 1 it writes ``burst`` chunks
+    (each stamped) per stream per tick in one write: a server that spends less CPU per chunk
     than the client, so that the client is what saturates. Prints ``firehose listening on URL``."""
     fh = _firehose()
 
-    class Burst(fh.Server):  # type: ignore[misc, name-defined]
-        async def ticker(self) -> None:
-            loop = asyncio.get_running_loop()
-            nxt = loop.time()
-            while True:
-                if not self.streams:
-                    self.wake.clear()
-                    await self.wake.wait()
-                    nxt = loop.time()
-                nxt += self.gap
-                alive = []
-                for st in self.streams:
-                    if st.tr.is_closing():
-                        continue
-                    out = b""
-                    for _ in range(min(burst, self.chunks - st.n)):
-                        st.n += 1
-                        body = orjson.dumps({
-                            "id": "f", "object": "text_completion", "model": "firehose",
-                            "choices": [{"index": 0, "text": f" t{time.monotonic_ns()}",
-                                         "finish_reason": "length" if st.n == self.chunks else None}],
-                            "usage": {"prompt_tokens": 1, "completion_tokens": st.n, "total_tokens": 1 + st.n},
-                        })  # fmt: skip
-                        out += b"data: " + body + b"\n\n"
-                    frame = fh._frame(out)
-                    if st.n >= self.chunks:
-                        frame += fh._frame(b"data: [DONE]\n\n") + b"0\r\n\r\n"
-                    else:
-                        alive.append(st)
-                    st.tr.write(frame)
-                self.streams = alive
-                await asyncio.sleep(max(0.0, nxt - loop.time()))
-
     async def run() -> None:
-        srv = Burst(chunks, gap_ms, 1) if burst > 1 else fh.Server(chunks, gap_ms, 1)
+        srv = fh.Server(chunks, gap_ms, 1, burst=burst)
         server = await asyncio.get_running_loop().create_server(
             lambda: fh.Proto(srv), "127.0.0.1", 0, backlog=4096
         )
@@ -103,8 +69,7 @@ def serve_burst(chunks: int, gap_ms: float, burst: int) -> None:
 
 
 def start_firehose(chunks: int, gap_ms: float, burst: int = 1) -> tuple[subprocess.Popen[str], str]:
-    """The firehose in its own process and session, on the standard asyncio loop (firehose.py's own
-    main installs uvloop when present, whose transports its protocol does not accept)."""
+    """The firehose in its own process and session, on the standard asyncio loop."""
     cmd = [
         sys.executable,
         __file__,

@@ -29,20 +29,43 @@ def _frame(data: bytes) -> bytes:
 
 
 class Stream:
-    __slots__ = ("n", "tr")
+    __slots__ = ("arrival", "n", "tr")
 
-    def __init__(self, tr: asyncio.Transport) -> None:
+    def __init__(self, tr: asyncio.Transport, arrival: int = 0) -> None:
         self.tr = tr
         self.n = 0
+        self.arrival = arrival  # monotonic ns the request was read
 
 
 class Server:
-    def __init__(self, chunks: int, gap_ms: float, tokens_per_chunk: int) -> None:
+    """Writes ``burst`` chunks per stream per tick in one write (burst > 1: a server that costs less
+    CPU per chunk than the client). Subclasses change a chunk's text (``text``) or watch writes
+    (``on_write``)."""
+
+    def __init__(self, chunks: int, gap_ms: float, tokens_per_chunk: int, burst: int = 1) -> None:
         self.chunks = chunks
         self.gap = gap_ms / 1000.0
         self.tpc = tokens_per_chunk
+        self.burst = burst
         self.streams: list[Stream] = []
         self.wake = asyncio.Event()
+
+    def text(self, s: Stream, now: int) -> str:
+        return f" t{now}"
+
+    def on_write(self, now: int) -> None:
+        pass
+
+    def _chunk(self, s: Stream) -> bytes:
+        s.n += 1
+        now = time.monotonic_ns()
+        body = orjson.dumps({
+            "id": "f", "object": "text_completion", "model": "firehose",
+            "choices": [{"index": 0, "text": self.text(s, now), "finish_reason": "length" if s.n == self.chunks else None}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": s.n * self.tpc, "total_tokens": 1 + s.n * self.tpc},
+        })  # fmt: skip
+        self.on_write(now)
+        return b"data: " + body + b"\n\n"
 
     async def ticker(self) -> None:
         loop = asyncio.get_running_loop()
@@ -57,25 +80,19 @@ class Server:
             for s in self.streams:
                 if s.tr.is_closing():
                     continue
-                s.n += 1
-                now = time.monotonic_ns()
-                body = orjson.dumps({
-                    "id": "f", "object": "text_completion", "model": "firehose",
-                    "choices": [{"index": 0, "text": f" t{now}", "finish_reason": "length" if s.n == self.chunks else None}],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": s.n * self.tpc, "total_tokens": 1 + s.n * self.tpc},
-                })  # fmt: skip
-                out = _frame(b"data: " + body + b"\n\n")
+                out = _frame(b"".join(self._chunk(s) for _ in range(min(self.burst, self.chunks - s.n))))
                 if s.n >= self.chunks:
                     out += _frame(b"data: [DONE]\n\n") + b"0\r\n\r\n"
                 else:
                     alive.append(s)
                 s.tr.write(out)
             self.streams = alive
-            delay = nxt - loop.time()
-            await asyncio.sleep(max(0.0, delay))
+            await asyncio.sleep(max(0.0, nxt - loop.time()))
 
 
 class Proto(asyncio.Protocol):
+    """Minimal HTTP/1.1: GET answers JSON (``get_body``), any other request starts a stream."""
+
     def __init__(self, srv: Server) -> None:
         self.srv = srv
         self.buf = b""
@@ -83,6 +100,15 @@ class Proto(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.tr = transport  # type: ignore[assignment]  # uvloop's transports are not asyncio.Transport
+
+    def get_body(self, path: str) -> bytes:
+        return _MODELS if path.startswith("/v1/models") else b"{}"
+
+    def start_stream(self) -> None:
+        assert self.tr is not None
+        self.tr.write(_HEAD)
+        self.srv.streams.append(Stream(self.tr, time.monotonic_ns()))
+        self.srv.wake.set()
 
     def data_received(self, data: bytes) -> None:
         self.buf += data
@@ -101,13 +127,11 @@ class Proto(asyncio.Protocol):
             self.buf = self.buf[end + 4 + length :]
             assert self.tr is not None
             if head.startswith("GET"):
-                body = _MODELS if "/v1/models" in head.split("\r\n", 1)[0] else b"{}"
+                body = self.get_body(head.split("\r\n", 1)[0].split(" ")[1])
                 self.tr.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
                               % (len(body), body))  # fmt: skip
                 continue
-            self.tr.write(_HEAD)
-            self.srv.streams.append(Stream(self.tr))
-            self.srv.wake.set()
+            self.start_stream()
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -130,7 +154,7 @@ if __name__ == "__main__":
     if a.cpu is not None and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {a.cpu})
     try:
-        import uvloop  # type: ignore[import-not-found]
+        import uvloop
 
         uvloop.install()
     except ImportError:

@@ -53,15 +53,6 @@ _AT = re.compile(r"a(\d+) t(\d+)")
 
 
 # ------------------------------------------------------------------------------------------ server
-class Stream:
-    __slots__ = ("arrival", "n", "tr")
-
-    def __init__(self, tr: asyncio.Transport, arrival: int) -> None:
-        self.tr = tr
-        self.n = 0
-        self.arrival = arrival
-
-
 class Server(firehose.Server):
     """firehose.Server whose chunks carry the request's arrival time too; keeps stats."""
 
@@ -71,77 +62,28 @@ class Server(firehose.Server):
         self.last_write = 0
         self.written = 0
 
-    async def ticker(self) -> None:
-        loop = asyncio.get_running_loop()
-        nxt = loop.time()
-        while True:
-            if not self.streams:
-                self.wake.clear()
-                await self.wake.wait()
-                nxt = loop.time()
-            nxt += self.gap
-            alive: list[Any] = []
-            streams: list[Any] = self.streams  # our Stream (with .arrival), stored as firehose.Stream
-            for s in streams:
-                if s.tr.is_closing():
-                    continue
-                s.n += 1
-                now = time.monotonic_ns()
-                last = s.n >= self.chunks
-                body = orjson.dumps({
-                    "id": "f", "object": "text_completion", "model": "firehose",
-                    "choices": [{"index": 0, "text": f" a{s.arrival} t{now}", "finish_reason": "length" if last else None}],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": s.n, "total_tokens": 1 + s.n},
-                })  # fmt: skip
-                out = firehose._frame(b"data: " + body + b"\n\n")
-                if last:
-                    out += firehose._frame(b"data: [DONE]\n\n") + b"0\r\n\r\n"
-                else:
-                    alive.append(s)
-                s.tr.write(out)
-                self.written += 1
-                self.last_write = now
-            self.streams = alive
-            await asyncio.sleep(max(0.0, nxt - loop.time()))
+    def text(self, s: firehose.Stream, now: int) -> str:
+        return f" a{s.arrival} t{now}"
+
+    def on_write(self, now: int) -> None:
+        self.written += 1
+        self.last_write = now
 
 
 class Proto(firehose.Proto):
-    def data_received(self, data: bytes) -> None:
+    def get_body(self, path: str) -> bytes:
         srv = self.srv
         assert isinstance(srv, Server)
-        self.buf += data
-        while True:
-            end = self.buf.find(b"\r\n\r\n")
-            if end < 0:
-                return
-            head = self.buf[:end].decode("latin-1")
-            length = 0
-            for line in head.split("\r\n")[1:]:
-                k, _, v = line.partition(":")
-                if k.strip().lower() == "content-length":
-                    length = int(v)
-            if len(self.buf) < end + 4 + length:
-                return
-            self.buf = self.buf[end + 4 + length :]
-            assert self.tr is not None
-            if head.startswith("GET"):
-                path = head.split("\r\n", 1)[0].split(" ")[1]
-                if path.startswith("/stats"):
-                    body = orjson.dumps(
-                        {"arrivals": srv.arrivals, "last_write": srv.last_write, "written": srv.written}
-                    )
-                elif path.startswith("/v1/models"):
-                    body = firehose._MODELS
-                else:
-                    body = b"{}"
-                self.tr.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
-                              % (len(body), body))  # fmt: skip
-                continue
-            now = time.monotonic_ns()
-            srv.arrivals.append(now)
-            self.tr.write(firehose._HEAD)
-            srv.streams.append(Stream(self.tr, now))  # type: ignore[arg-type]
-            srv.wake.set()
+        if path.startswith("/stats"):
+            return orjson.dumps(
+                {"arrivals": srv.arrivals, "last_write": srv.last_write, "written": srv.written}
+            )
+        return super().get_body(path)
+
+    def start_stream(self) -> None:
+        super().start_stream()
+        assert isinstance(self.srv, Server)
+        self.srv.arrivals.append(self.srv.streams[-1].arrival)
 
 
 async def serve_main(chunks: int, gap_ms: float) -> None:
