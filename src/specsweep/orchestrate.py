@@ -492,6 +492,7 @@ class RunOutcome:
     run_dir: RunDir
     rows: list[dict[str, Any]]
     counts: dict[str, int]
+    reports: list[Path] = field(default_factory=list)
 
 
 def execute(
@@ -597,11 +598,12 @@ def _execute(
     counts: dict[str, int] = {}
     for r in rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
+    written: list[Path] = []
     if reports and plan.experiment.report.enabled:
         observer("reports", {"run_dir": run_dir.path})
-        write_reports(run_dir, plan)
+        written = write_reports(run_dir, plan)
     observer("run_end", {"counts": counts, "run_dir": run_dir.path})
-    return RunOutcome(run_dir, rows, counts)
+    return RunOutcome(run_dir, rows, counts, written)
 
 
 @contextlib.contextmanager

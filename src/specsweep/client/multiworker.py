@@ -161,7 +161,7 @@ class WorkerCore:
         self.share = share
         self.specs = [specs[i] for i in share.indices]
         self.offsets = None if offsets is None else [offsets[i] for i in share.indices]
-        self.session = make_session(share.concurrency)
+        self.session = make_session()
         self.runner = Runner(cfg, self.session, tok, model)
         self.runner.worker = share.worker
         if share.warmup:
@@ -411,7 +411,7 @@ async def run_multiworker_async(
     base = cfg.base_url.rstrip("/")
     handles: list[WorkerHandle] = []
     try:
-        async with make_session(cfg.max_concurrency) as session:
+        async with make_session() as session:
             model = await resolve_model(session, cfg)
             version = await probes.server_version(session, base)
             for s in shares:

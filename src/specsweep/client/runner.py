@@ -313,7 +313,7 @@ def _connector(**kw: Any) -> aiohttp.TCPConnector:
     return connector
 
 
-def make_session(concurrency: int | None) -> aiohttp.ClientSession:
+def make_session() -> aiohttp.ClientSession:
     connector = _connector(ttl_dns_cache=300, keepalive_timeout=4)  # < servers' 5 s
     return aiohttp.ClientSession(
         connector=connector, headers=auth_headers(), read_bufsize=1 << 20, auto_decompress=False,
@@ -327,7 +327,7 @@ async def run_bench_async(cfg: BenchConfig) -> BenchOutcome:
     get_dialect(cfg.backend)
     n = cfg.num_prompts or default_num_prompts(cfg.max_concurrency or 1)
     specs = generate(cfg.scenario, n, tok, cfg.seed)
-    async with make_session(cfg.max_concurrency) as session:
+    async with make_session() as session:
         model = await resolve_model(session, cfg)
         runner = Runner(cfg, session, tok, model)
         try:

@@ -86,6 +86,8 @@ def _run(args: argparse.Namespace) -> int:
         f"done: {c.get('ok', 0)} ok, {c.get('invalid', 0)} invalid, {c.get('failed', 0)} failed -> {run_dir.path}",
         file=sys.stderr,
     )
+    for path in outcome.reports:
+        print(f"report: {path}", file=sys.stderr)
     return 1 if c.get("failed") else 0
 
 
