@@ -192,6 +192,7 @@ class WorkerCore:
             "loop_lag_p99_ms": float(np.percentile(lag, 99)),
             "loop_lag_max_ms": float(lag.max()),
             "schedule_lag_p99_ms": float(np.percentile(sched_lag, 99)) if sched_lag else 0.0,
+            "kernel_stamps": 1.0 if self.runner.kernel_stamps else 0.0,
         }
         return WorkerResult(self.share.worker, records, self.warm, check, _hostname(), os.getpid())
 
@@ -502,6 +503,7 @@ def merge_results(
     }
     check["clock_error_max_ms"] = max(w["clock_rtt_ns"] for w in per_worker) / 2e6
     result["self_check"] = {**check, "per_worker": per_worker}
+    result["arrival_stamps"] = "kernel" if all(w.get("kernel_stamps") for w in per_worker) else "read"
     reasons = []
     for w in per_worker:
         if w["client_cpu_util"] > MAX_CLIENT_CPU:

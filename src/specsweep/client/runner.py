@@ -1,7 +1,10 @@
 """The async load generator: one keep-alive connection pool, closed and/or open loop, raw records.
 
-Timing: every timestamp is ``time.monotonic_ns()`` taken when the event loop hands us the bytes.
-All SSE events in one socket read share its timestamp (they arrived together). A monitor task
+Timing: every timestamp is on ``time.monotonic_ns()``'s clock. A chunk's arrival is the kernel's
+receive stamp of the socket read that completed its SSE event (Linux, see ``kstamp``; elsewhere the
+time of the read), so a busy client does not delay its own timestamps; SSE events completed by one
+read share its stamp (they arrived together). A request's send time is when its last bytes were
+handed to the kernel. The result says which stamps a run got (``arrival_stamps``). A monitor task
 measures event-loop lag and the process CPU share, so a run whose client was the bottleneck is
 marked invalid instead of silently reporting the client's own delays as server latency.
 """
@@ -12,6 +15,7 @@ import asyncio
 import contextlib
 import functools
 import gc
+import inspect
 import logging
 import math
 import os
@@ -26,7 +30,7 @@ import numpy as np
 import orjson
 from aiohttp.client_proto import ResponseHandler
 
-from specsweep import __version__
+from specsweep import __version__, kstamp
 from specsweep.bench import BenchConfig, BenchOutcome
 from specsweep.client import probes
 from specsweep.client.dialects import ChunkError, Dialect, StreamState, get_dialect
@@ -41,6 +45,7 @@ from specsweep.workload.tokenizer import Tokenizer, load_tokenizer
 
 log = logging.getLogger(__name__)
 _now = time.monotonic_ns
+_SOCKET_FACTORY = "socket_factory" in inspect.signature(aiohttp.TCPConnector).parameters
 _JSON_HEADERS = {"Content-Type": "application/json", "Accept": "text/event-stream"}
 
 # Self-check thresholds. A run is invalid when the client itself was the bottleneck: its process
@@ -85,28 +90,53 @@ class _LagMonitor:
 
 
 class _StampingHandler(ResponseHandler):
-    """aiohttp's response protocol, noting when bytes first arrived since the reader last looked.
+    """aiohttp's response protocol, noting when each read's body bytes arrived.
 
     With hundreds of streams ready at once the reading coroutines wake one after another; a timestamp
-    taken at wake-up would charge that queue to the server. data_received runs when the socket is
-    read, so its time is the arrival time. (Body bytes that come in the same read as the response
-    headers fall back to the wake-up time.)"""
+    taken at wake-up would charge that queue to the server. ``data_received`` runs for every socket
+    read, so it notes ``(body bytes so far, arrival ns)`` for each read that fed the current response
+    (``marks``); the reader later splits what it gets at those boundaries, so every SSE event carries
+    the arrival time of the read that completed it. The arrival time is the kernel's receive stamp
+    where the socket is a :class:`~specsweep.kstamp.StampedSocket` (Linux), else the time of the
+    read. ``hdr_ns`` is the arrival of the read that completed the response headers."""
 
-    __slots__ = ("rx_ns",)
+    __slots__ = ("_ksock", "hdr_ns", "marks")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.rx_ns = 0
+        self.marks: list[tuple[int, int]] = []
+        self.hdr_ns = 0
+        self._ksock: kstamp.StampedSocket | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self._ksock = kstamp.stamped(transport)
 
     def data_received(self, data: bytes) -> None:
-        t = _now()
+        ks = self._ksock
+        t = ks.rx_ns if ks is not None else _now()
         before = getattr(self, "_payload", None)
+        n0 = before.total_bytes if before is not None else 0
         super().data_received(data)
-        after = getattr(self, "_payload", None)
-        if after is not before:  # a response's headers were parsed in this read: earlier stamps are stale
-            self.rx_ns = 0
-        elif after is not None and not self.rx_ns:  # body bytes of the current response
-            self.rx_ns = t
+        after: Any = getattr(self, "_payload", None)
+        if after is None:
+            return
+        if after is not before:  # a response's headers were parsed in this read: earlier marks are stale
+            self.marks.clear()
+            self.hdr_ns, n0 = t, 0
+        n1 = after.total_bytes
+        if n1 > n0:
+            self.marks.append((n1, t))
+
+    @property
+    def kernel(self) -> bool:
+        """Arrival times on this connection are the kernel's receive stamps."""
+        return self._ksock is not None and self._ksock.kernel
+
+    @property
+    def sent_ns(self) -> int:
+        """When the last bytes on this connection were handed to the kernel (0: not known)."""
+        return self._ksock.tx_ns if self._ksock is not None else 0
 
 
 def _arrival_clock(resp: aiohttp.ClientResponse) -> _StampingHandler | None:
@@ -127,6 +157,7 @@ class Runner:
         # Set once the server is seen closing connections it did not announce as closed (llama-server
         # does after every stream): from then on every request gets a fresh connection.
         self._fresh: aiohttp.ClientSession | None = None
+        self.kernel_stamps = False  # a response's arrival times came from the kernel
 
     def _fresh_session(self) -> aiohttp.ClientSession:
         if self._fresh is None:
@@ -203,6 +234,10 @@ class Runner:
             timeout=aiohttp.ClientTimeout(total=self.cfg.request_timeout_s),
         ) as resp:
             rec.headers_ns = _now()
+            clock = _arrival_clock(resp)
+            if clock is not None:
+                rec.headers_ns = min(rec.headers_ns, clock.hdr_ns or rec.headers_ns)
+                rec.send_ns = max(rec.send_ns, min(clock.sent_ns, rec.headers_ns))
             rec.http_status = resp.status
             if resp.status != 200:
                 detail = (await resp.content.read(500)).decode("utf-8", "replace")
@@ -210,16 +245,36 @@ class Runner:
                 return
             dec = SSEDecoder()
             chunk_ns, chunk_tokens = rec.chunk_ns, rec.chunk_tokens
-            clock = _arrival_clock(resp)
-            async for data in resp.content.iter_any():
-                t = _now()
-                if clock is not None and clock.rx_ns:
-                    t, clock.rx_ns = min(t, clock.rx_ns), 0
-                for payload in dec.feed(data):
+            marks = clock.marks if clock is not None else []
+            seen = 0  # body bytes handed to us so far
+
+            def feed(piece: bytes, t: int) -> None:
+                for payload in dec.feed(piece):
                     text, n = dialect.parse(payload, st, count)
                     if n or (text and not chunk_ns):
                         chunk_ns.append(t)
                         chunk_tokens.append(n)
+
+            async for data in resp.content.iter_any():
+                t_read = _now()
+                if not marks:
+                    feed(data, t_read)
+                    seen += len(data)
+                    continue
+                # Split at the socket reads that brought these bytes: each part gets its read's time.
+                start, seen, pos, used = seen, seen + len(data), 0, 0
+                for end, t in marks:
+                    if end > seen:
+                        break
+                    used += 1
+                    if end - start > pos:
+                        feed(data if pos == 0 and end - start == len(data) else data[pos : end - start], t)
+                        pos = end - start
+                del marks[:used]
+                if pos < len(data):  # bytes of a read not noted (should not happen): its time or ours
+                    feed(data[pos:], min(marks[0][1], t_read) if marks else t_read)
+            if clock is not None and clock.kernel:
+                self.kernel_stamps = True
             for payload in dec.close():
                 dialect.parse(payload, st, count)
 
@@ -307,6 +362,8 @@ async def resolve_model(session: aiohttp.ClientSession, cfg: BenchConfig) -> str
 
 
 def _connector(**kw: Any) -> aiohttp.TCPConnector:
+    if _SOCKET_FACTORY:  # kernel arrival/send stamps (see kstamp); aiohttp >= 3.12
+        kw["socket_factory"] = kstamp.socket_factory
     connector = aiohttp.TCPConnector(limit=0, **kw)
     if hasattr(connector, "_factory"):  # arrival timestamps (see _StampingHandler); else wake-up times
         connector._factory = functools.partial(_StampingHandler, loop=asyncio.get_running_loop())  # type: ignore[assignment]
@@ -349,6 +406,7 @@ class _Measured:
     spec_before: dict[str, Any] | None
     spec_after: dict[str, Any] | None
     server_accept_length: float | None
+    kernel_stamps: bool = False
 
 
 async def _measure(
@@ -384,7 +442,9 @@ async def _measure(
     gc.collect()
     after = await probes.scrape_spec(session, base) if cfg.scrape_metrics else None
     srv_al = await probes.server_accept_length(session, base) if cfg.scrape_metrics else None
-    return _Measured(warm, records, sched_lag, mon.lags_ms, cpu, wall, version, before, after, srv_al)
+    return _Measured(
+        warm, records, sched_lag, mon.lags_ms, cpu, wall, version, before, after, srv_al, runner.kernel_stamps
+    )
 
 
 def self_check(m: _Measured) -> tuple[dict[str, float], list[str], list[str]]:
@@ -431,6 +491,7 @@ def _outcome(cfg: BenchConfig, model: str | None, tok: Tokenizer, m: _Measured) 
     result["server_accept_length"] = m.server_accept_length
     check, reasons, warns = self_check(m)
     result["self_check"] = check
+    result["arrival_stamps"] = "kernel" if m.kernel_stamps else "read"
     result["warnings"] = warns
     invalid = "; ".join(reasons) or None
     result["invalid"] = invalid is not None

@@ -38,6 +38,7 @@ from typing import IO, Any
 import orjson
 from aiohttp import web
 
+from specsweep import kstamp
 from specsweep.errors import UsageError
 from specsweep.sim import probes, reqparse
 from specsweep.sim.engine import Engine, Step
@@ -476,8 +477,13 @@ class SimServer:
         temperature: float,
         stream: bool,
         rf: RequestFaults,
+        transport: Any = None,
     ) -> _Req:
         """Validate and create a request (its text seeded); :meth:`_start` hands it to the engine.
+
+        ``transport``: the request's connection; its arrival time (``arrival_mono_ns``, in the truth
+        file) is the kernel's receive stamp of the request's last bytes where the server listens on a
+        stamped socket (Linux), so a burst of requests parsed one after another keeps true arrivals.
 
         Raises BadRequest before anything is sent, so a stream's headers go out only for a request
         the engine will take.
@@ -513,6 +519,9 @@ class SimServer:
             diverge_at = random.Random(f"diverge:{self.cfg.seed}:{pkey}").randrange(n)
         rid = uuid.uuid4().hex
         req = _Req(rid, kind, endpoint, stream, prompt_tokens, n)
+        arrived = kstamp.arrival_ns(transport, req.arrival_mono_ns)
+        req.arrival_epoch_ns -= req.arrival_mono_ns - arrived
+        req.arrival_mono_ns = arrived
         req.finish_reason = finish
         req.words = WordStream(key, diverge_at)
         req.faults = rf
@@ -635,6 +644,7 @@ class SimServer:
                 temperature=temperature,
                 stream=stream,
                 rf=rf,
+                transport=request.transport,
             )
         except BadRequest as e:
             return _error(e.status, str(e), e.etype, e.param)
@@ -715,6 +725,7 @@ class SimServer:
                 temperature=reqparse.temperature(sp.get("temperature"), 1.0),
                 stream=stream,
                 rf=rf,
+                transport=request.transport,
             )
         except BadRequest as e:
             return _error(e.status, str(e), e.etype, e.param)
@@ -906,7 +917,8 @@ async def start_server(
     server = SimServer(cfg)
     runner = web.AppRunner(server.app, handle_signals=False, access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, host, port, reuse_address=True)
+    # request arrivals stamped by the kernel (see kstamp); a plain socket where there are no stamps
+    site = web.SockSite(runner, kstamp.listen(host, port))
     await site.start()
     bound = port
     for addr in runner.addresses:

@@ -1,0 +1,127 @@
+"""Kernel timestamps for the client's sockets: when bytes really arrived and left.
+
+A client that stamps a chunk when its event loop gets round to reading the socket charges its own
+queue to the server: with hundreds of streams made ready by one server tick, the last socket is read
+milliseconds after its bytes came in. On Linux the kernel stamps every received packet
+(``SO_TIMESTAMPNS``); reading with ``recvmsg`` returns the stamp of the newest bytes of the read, so a
+chunk's arrival time no longer depends on how busy the client is. Sends are stamped as they are handed
+to the kernel (``send``), so a request's send time excludes the client's own preparation.
+
+:class:`StampedSocket` is a ``socket.socket`` that the event loop's transport uses like any other
+(asyncio's selector transport calls ``recv``/``send`` on it); after each ``recv`` its ``rx_ns`` holds
+the arrival time of the bytes just returned on ``time.monotonic_ns()``'s clock (the kernel stamps
+``CLOCK_REALTIME``; the conversion uses both clocks read together at the ``recv``, so a later
+step of the wall clock does not matter). Where the kernel gives no stamp (another OS, or an event loop
+that does not read through the Python socket, such as uvloop), ``rx_ns`` is the time of the ``recv``
+and :data:`KERNEL_STAMPS` says which one a run got.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import struct
+import sys
+import time
+from typing import Any
+
+_mono = time.monotonic_ns
+_real = time.time_ns
+# SO_TIMESTAMPNS (= SCM_TIMESTAMPNS) is 35 on every Linux architecture with 64-bit time_t that Python
+# runs on; the socket module does not export it.
+SO_TIMESTAMPNS: int | None = getattr(
+    socket, "SO_TIMESTAMPNS", 35 if sys.platform.startswith("linux") else None
+)
+_TIMESPEC = struct.Struct("@qq")
+_ANC = socket.CMSG_SPACE(_TIMESPEC.size) if hasattr(socket, "CMSG_SPACE") else 0
+
+
+class StampedSocket(socket.socket):
+    """A TCP socket whose reads carry the kernel's arrival time (``rx_ns``) and whose last send is
+    stamped (``tx_ns``), both on the monotonic clock in ns. ``kernel`` is True once a read carried a
+    kernel stamp."""
+
+    __slots__ = ("kernel", "rx_ns", "tx_ns")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.rx_ns = 0
+        self.tx_ns = 0
+        self.kernel = False
+        if SO_TIMESTAMPNS is not None and _ANC:
+            with contextlib.suppress(OSError):
+                self.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+
+    def recv(self, bufsize: int, flags: int = 0) -> bytes:
+        if not _ANC:
+            data = super().recv(bufsize, flags)
+            self.rx_ns = _mono()
+            return data
+        data, anc, _flags, _addr = self.recvmsg(bufsize, _ANC, flags)
+        real = _real()
+        now = _mono()  # read second: any gap between the two readings makes the stamp late, never early
+        for level, kind, raw in anc:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(raw) >= _TIMESPEC.size:
+                sec, nsec = _TIMESPEC.unpack_from(raw)
+                age = real - (sec * 1_000_000_000 + nsec)  # how long the bytes waited to be read
+                self.rx_ns = now - age if age > 0 else now
+                self.kernel = True
+                return data
+        self.rx_ns = now
+        return data
+
+    def send(self, data: Any, flags: int = 0) -> int:
+        self.tx_ns = _mono()
+        return super().send(data, flags)
+
+    def sendmsg(self, buffers: Any, *args: Any) -> int:  # asyncio >= 3.12 writes several buffers at once
+        self.tx_ns = _mono()
+        return super().sendmsg(buffers, *args)
+
+
+class StampedListener(socket.socket):
+    """A listening socket whose accepted connections are :class:`StampedSocket`s (for servers that
+    want the kernel's arrival time of each request: the sim's ``--truth``, the benchmark servers)."""
+
+    def accept(self) -> tuple[socket.socket, Any]:
+        fd, addr = self._accept()  # type: ignore[attr-defined]
+        return StampedSocket(self.family, self.type, self.proto, fileno=fd), addr
+
+
+def listen(host: str, port: int, backlog: int = 4096) -> StampedListener:
+    """A bound, listening, non-blocking :class:`StampedListener` (address reuse on, as servers do)."""
+    family, type_, proto, _, addr = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    sock = StampedListener(family, type_, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(addr)
+        sock.listen(backlog)
+        sock.setblocking(False)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def arrival_ns(transport: Any, now: int | None = None) -> int:
+    """When the newest bytes read on ``transport`` arrived (monotonic ns): the kernel's stamp where
+    the socket is stamped, else ``now`` (default: the current time). For a server, called once a
+    request has been read, it is the request's arrival."""
+    now = _mono() if now is None else now
+    sock = stamped(transport)
+    return min(sock.rx_ns, now) if sock is not None and sock.rx_ns else now
+
+
+def socket_factory(addr_info: tuple[Any, ...]) -> socket.socket:
+    """For aiohttp's ``TCPConnector(socket_factory=...)`` (aiohappyeyeballs' address-info tuple)."""
+    family, type_, proto = addr_info[0], addr_info[1], addr_info[2]
+    return StampedSocket(family, type_, proto)
+
+
+def stamped(transport: Any) -> StampedSocket | None:
+    """The :class:`StampedSocket` under an asyncio transport, if it has one."""
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    sock = getattr(sock, "_sock", sock)  # asyncio wraps it in a TransportSocket
+    return sock if isinstance(sock, StampedSocket) else None
