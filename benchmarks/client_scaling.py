@@ -59,10 +59,7 @@ def serve_burst(chunks: int, gap_ms: float, burst: int) -> None:
 
     async def run() -> None:
         srv = fh.Server(chunks, gap_ms, 1, burst=burst)
-        server = await asyncio.get_running_loop().create_server(
-            lambda: fh.Proto(srv), "127.0.0.1", 0, backlog=4096
-        )
-        print(f"firehose listening on http://127.0.0.1:{server.sockets[0].getsockname()[1]}", flush=True)
+        await fh.listen(srv)
         await srv.ticker()
 
     asyncio.run(run())

@@ -17,6 +17,8 @@ import time
 
 import orjson
 
+from specsweep import kstamp
+
 _HEAD = (
     b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
     b"Connection: keep-alive\r\n\r\n"
@@ -99,7 +101,7 @@ class Proto(asyncio.Protocol):
         self.tr: asyncio.Transport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.tr = transport  # type: ignore[assignment]  # uvloop's transports are not asyncio.Transport
+        self.tr = transport  # type: ignore[assignment]
 
     def get_body(self, path: str) -> bytes:
         return _MODELS if path.startswith("/v1/models") else b"{}"
@@ -107,7 +109,8 @@ class Proto(asyncio.Protocol):
     def start_stream(self) -> None:
         assert self.tr is not None
         self.tr.write(_HEAD)
-        self.srv.streams.append(Stream(self.tr, time.monotonic_ns()))
+        # the request's arrival: the kernel's receive stamp of the read that completed it (see kstamp)
+        self.srv.streams.append(Stream(self.tr, kstamp.arrival_ns(self.tr)))
         self.srv.wake.set()
 
     def data_received(self, data: bytes) -> None:
@@ -134,12 +137,18 @@ class Proto(asyncio.Protocol):
             self.start_stream()
 
 
+async def listen(srv: Server, proto: type[Proto] = Proto, port: int = 0) -> asyncio.Server:
+    """Serve ``srv`` on 127.0.0.1 (a kernel-stamped listening socket: request arrivals are exact) and
+    print ``firehose listening on URL``."""
+    sock = kstamp.listen("127.0.0.1", port)
+    server = await asyncio.get_running_loop().create_server(lambda: proto(srv), sock=sock, backlog=4096)
+    print(f"firehose listening on http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
+    return server
+
+
 async def main(args: argparse.Namespace) -> None:
     srv = Server(args.chunks, args.gap_ms, args.tokens_per_chunk)
-    loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: Proto(srv), "127.0.0.1", args.port, backlog=4096)
-    port = server.sockets[0].getsockname()[1]
-    print(f"firehose listening on http://127.0.0.1:{port}", flush=True)
+    await listen(srv, port=args.port)
     await srv.ticker()
 
 
@@ -153,10 +162,4 @@ if __name__ == "__main__":
     a = ap.parse_args()
     if a.cpu is not None and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {a.cpu})
-    try:
-        import uvloop
-
-        uvloop.install()
-    except ImportError:
-        pass
-    asyncio.run(main(a))
+    asyncio.run(main(a))  # the standard loop: its transports read through the stamped sockets

@@ -88,10 +88,7 @@ class Proto(firehose.Proto):
 
 async def serve_main(chunks: int, gap_ms: float) -> None:
     srv = Server(chunks, gap_ms)
-    loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: Proto(srv), "127.0.0.1", 0, backlog=4096)
-    port = server.sockets[0].getsockname()[1]
-    print(f"firehose listening on http://127.0.0.1:{port}", flush=True)
+    await firehose.listen(srv, Proto)
     await srv.ticker()
 
 
@@ -403,12 +400,6 @@ def main() -> None:
     if args.cmd == "serve":
         if args.cpu is not None and hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, {args.cpu})
-        try:
-            import uvloop
-
-            uvloop.install()
-        except ImportError:
-            pass
         asyncio.run(serve_main(args.chunks, args.gap_ms))
         return
     if args.from_json:

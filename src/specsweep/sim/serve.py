@@ -37,7 +37,9 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
         "--time-scale", type=float, default=1.0, help="virtual seconds per wall second (2 = twice as fast)"
     )
     p.add_argument(
-        "--truth", help="append one JSON line per request: emit times of its chunks (ground truth)"
+        "--truth",
+        help="append one JSON line per request (ground truth): its arrival (the kernel's receive stamp on "
+        "Linux) and every chunk's write time, scheduled time and tokens, on CLOCK_MONOTONIC and the epoch",
     )
     p.add_argument(
         "--faults",
