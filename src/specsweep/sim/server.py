@@ -5,8 +5,8 @@ One task drives the engine: while requests are pending it takes ``step = engine.
 writes every emission of the step to its stream in one pass, straight to the socket (pre-encoded bytes,
 HTTP chunked framing, no per-chunk await). While idle it waits for an arrival and moves the engine's
 virtual clock to the arrival's time. Asyncio timers wake up 1-2 ms late (epoll has millisecond timeouts),
-so the driver waits for a deadline in a timer thread (``time.sleep``: ~0.1 ms) and polls the loop for
-the last ``spin_s``; the event loop stays free meanwhile and nothing spins.
+so the driver waits for a deadline with ``time.sleep`` in slices of at most 2 ms (one event-loop pass
+between slices lets arrivals in) and polls the clock for the last ``spin_s``.
 
 Endpoints (shapes as vLLM / SGLang write them; see ``wire.py``)::
 
@@ -80,7 +80,7 @@ class SimConfig:
     faults: Faults = field(default_factory=Faults)
     served_model_name: str | None = None
     max_model_len: int = DEFAULT_MAX_MODEL_LEN
-    spin_s: float = 0.0002  # the driver polls the loop for the last this-many seconds before a deadline
+    spin_s: float = 0.0002  # the driver polls the clock for the last this-many seconds before a deadline
     on_crash: Callable[[], None] | None = None  # default: drop every connection and stop serving
     writer_threads: int = 0  # > 1: a step's socket writes are split over this many threads
 
@@ -91,6 +91,7 @@ class SimConfig:
 
 # flags of a prepared emission
 _FINISHED, _NONSTREAM, _HOLD, _DISCONNECT = 1, 2, 4, 8
+_SLICE_S = 0.002  # the driver's longest blocking sleep between event-loop passes while it waits
 
 
 class _Req:
@@ -183,7 +184,6 @@ class SimServer:
         self.started_epoch = time.time()
         self.crashed = False
         self._crash_cb: Callable[[], None] = cfg.on_crash or self._default_crash
-        self._timer = ThreadPoolExecutor(1, thread_name_prefix="sim-timer")
         self._pool = (
             ThreadPoolExecutor(cfg.writer_threads, thread_name_prefix="sim-writer")
             if cfg.writer_threads > 1
@@ -246,7 +246,6 @@ class SimServer:
             self._truth_file = None
         if self._pool is not None:
             self._pool.shutdown(wait=True)
-        self._timer.shutdown(wait=False)
 
     def _vnow(self) -> float:
         assert self._loop is not None
@@ -258,13 +257,23 @@ class SimServer:
 
     # ---- the engine driver --------------------------------------------------------------------
     async def _drive(self) -> None:
+        """Run the engine against the wall clock: compute and encode the next step as soon as the
+        previous one is written, wait for its deadline, write all its chunks in one pass.
+
+        The wait: the event loop's own timers wake 1-2 ms late (epoll has millisecond timeouts) and a
+        timer thread must win the GIL back and wake the loop through its self-pipe (both measured:
+        docs/perf/sim_capacity.md). So the driver sleeps in this thread, in slices of at most
+        ``_SLICE_S``, giving the loop one pass between slices (arrivals are read, parsed and queued for
+        the engine, which takes them at its next step, exactly as when they are read at once), and
+        polls the clock for the last ``spin_s``. A late step does not delay the next: the schedule is
+        absolute."""
         loop = self._loop
         assert loop is not None and self._wake is not None
         eng = self.engine
         wake = self._wake
-        poll = self.cfg.spin_s
+        spin = self.cfg.spin_s
         clock = loop.time
-        timer = self._timer
+        sleep = time.sleep
         while True:
             if eng.idle:
                 wake.clear()
@@ -275,16 +284,16 @@ class SimServer:
                 continue
             target = self.wall0 + step.end / self._scale
             prepared = self._prepare(step, target)
-            delay = target - clock()
-            if delay <= poll:
-                await asyncio.sleep(0)  # behind schedule: still let arrivals in
-            while delay > poll:
-                # a thread's time.sleep wakes within ~0.1 ms, asyncio's timers within ~1-2 ms; the loop
-                # stays free meanwhile (arrivals, readers) and nothing spins; slices keep shutdown quick
-                await loop.run_in_executor(timer, time.sleep, min(delay - poll, 0.05))
-                delay = target - clock()
-            while clock() < target:  # the last ``poll`` seconds: poll the loop (arrivals keep running)
-                await asyncio.sleep(0)
+            await asyncio.sleep(0)  # one loop pass even when behind schedule: arrivals keep coming in
+            while (delay := target - clock() - spin) > 0:
+                if delay > _SLICE_S:
+                    sleep(_SLICE_S)
+                    await asyncio.sleep(0)
+                else:
+                    sleep(delay)
+                    break
+            while clock() < target:  # the last ``spin`` seconds
+                pass
             self._emit(prepared, target)
 
     def _prepare(self, step: Step, target: float) -> list[tuple[_Req, bytes, int, int]]:
@@ -892,7 +901,7 @@ async def start_server(
 
     ``profile``: a Profile, a shipped profile's name or a .yaml path. ``time_scale``: virtual seconds
     per wall second. ``truth``: JSON-lines file of every chunk's write time (appended). ``faults``: a
-    Faults or a ``--faults`` spec. ``spin_s``: the longest the driver polls the loop before a deadline.
+    Faults or a ``--faults`` spec. ``spin_s``: how long before a deadline the driver stops sleeping and polls the clock.
     ``on_crash``: what the crash_after fault does (default: reset every connection, stop answering).
     ``writer_threads``: > 1 splits each step's socket writes over that many threads.
 
