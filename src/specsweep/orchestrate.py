@@ -564,6 +564,7 @@ def _execute(
         from specsweep.executors.ray_executor import import_ray
 
         import_ray()
+    run_dir.repair_summary()  # a torn last line from a crash: cut before this run appends
     finished = run_dir.finished()
     inv = {"started_at": now_iso(), "resumed": bool(finished), "ended_at": None, "status": "running",
            "executor": executor}  # fmt: skip

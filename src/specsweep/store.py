@@ -8,14 +8,17 @@
       logs/<server>.log server logs
       report.md, report.html
 
-Durability: records are written before the summary line that points at them; every file is
+Durability: records are written before the summary line that points at them; every other file is
 written to a temporary name, fsynced and renamed, so a crash leaves either the old or the new file.
-A summary line that does not parse (torn by a crash of an older writer) is skipped on read.
+summary.jsonl is append-only: one line a finished cell, one write, fsynced. A crash mid-append can
+tear only the last line; it is cut off before the next append (and at the start of a resume), and a
+line that does not parse is skipped on read, so earlier lines are never lost.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import tempfile
@@ -28,6 +31,8 @@ import orjson
 from specsweep import SCHEMA_VERSION
 from specsweep.errors import DataError
 from specsweep.records import RequestRecord
+
+log = logging.getLogger(__name__)
 
 MANIFEST = "manifest.json"
 SUMMARY = "summary.jsonl"
@@ -132,16 +137,49 @@ class RunDir:
         self.write_manifest(m)
 
     # ---- summary ------------------------------------------------------------------------------
-    def summary(self) -> list[dict[str, Any]]:
-        return list(iter_jsonl(self.path / SUMMARY, strict=False))
+    def summary(self, since: int = 0) -> list[dict[str, Any]]:
+        """Every summary line (or those appended after byte offset ``since``, a ``summary_size()``)."""
+        return list(self.iter_summary(since))
+
+    def iter_summary(self, since: int = 0) -> Iterator[dict[str, Any]]:
+        """The summary lines one at a time (flat memory however many cells the run has)."""
+        return iter_jsonl(self.path / SUMMARY, strict=False, offset=since)
 
     def append_summary(self, row: dict[str, Any]) -> None:
-        """Add one finished cell; the whole file is rewritten atomically (it holds one line a cell)."""
+        """Add one finished cell as one line, appended (O(1) per cell, whatever the grid's size).
+
+        The line goes out in one ``write`` on an ``O_APPEND`` descriptor and is fsynced before this
+        returns. A crash can at worst tear that last line; the next append (and ``repair_summary``)
+        cuts such a fragment off first, so a torn line never swallows the line after it."""
         p = self.path / SUMMARY
-        old = p.read_bytes() if p.exists() else b""
-        if old and not old.endswith(b"\n"):
-            old += b"\n"
-        atomic_write_bytes(p, old + dumps(row) + b"\n")
+        line = dumps(row) + b"\n"
+        fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        try:
+            created = os.fstat(fd).st_size == 0
+            _repair_tail(fd, p)
+            _write_all(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if created:
+            _fsync_dir(self.path)
+
+    def repair_summary(self) -> None:
+        """Cut off a torn last line (a crash mid-append); every complete line stays."""
+        p = self.path / SUMMARY
+        if not p.exists():
+            return
+        fd = os.open(p, os.O_WRONLY | os.O_APPEND)
+        try:
+            if _repair_tail(fd, p):
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def summary_size(self) -> int:
+        """Bytes in summary.jsonl now: ``summary(since=...)`` reads only the lines after it."""
+        p = self.path / SUMMARY
+        return p.stat().st_size if p.exists() else 0
 
     def finished(self) -> set[tuple[str, int]]:
         """(cell_id, repeat) pairs that have a summary line with status ok or invalid."""
@@ -170,10 +208,12 @@ class RunDir:
         return d
 
 
-def iter_jsonl(path: Path, *, strict: bool = True) -> Iterator[dict[str, Any]]:
+def iter_jsonl(path: Path, *, strict: bool = True, offset: int = 0) -> Iterator[dict[str, Any]]:
+    """JSON objects, one a line, from byte ``offset`` on (line numbers in errors count from there)."""
     if not path.exists():
         return
     with path.open("rb") as f:
+        f.seek(offset)
         for lineno, line in enumerate(f, 1):
             line = line.strip()
             if not line:
@@ -205,6 +245,47 @@ def find_run_dirs(paths: Iterable[str | Path]) -> list[RunDir]:
             raise DataError(f"no run directories (folders with {MANIFEST}) below it", file=str(p))
         out.extend(RunDir(f) for f in found)
     return out
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _repair_tail(fd: int, path: Path) -> bool:
+    """If the file does not end in a newline, its last line was torn by a crash during an append:
+    cut it off (or, if it is a whole JSON object that only lacks its newline, end it). O(1) for an
+    intact file: one byte is read. True if something was changed."""
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return False
+    with path.open("rb") as f:
+        f.seek(size - 1)
+        if f.read(1) == b"\n":
+            return False
+        start = size
+        while start > 0:  # back to the previous newline, a block at a time
+            lo = max(0, start - 65536)
+            f.seek(lo)
+            block = f.read(start - lo)
+            i = block.rfind(b"\n")
+            if i >= 0:
+                start = lo + i + 1
+                break
+            start = lo
+        f.seek(start)
+        tail = f.read(size - start)
+    try:
+        whole = isinstance(orjson.loads(tail), dict)
+    except orjson.JSONDecodeError:
+        whole = False
+    if whole:
+        _write_all(fd, b"\n")
+    else:
+        log.warning("%s: dropped a torn last line (%d bytes) left by an interrupted write", path, len(tail))
+        os.ftruncate(fd, start)
+    return True
 
 
 # ---- Parquet ---------------------------------------------------------------------------------
