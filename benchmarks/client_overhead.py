@@ -78,6 +78,7 @@ def measure(conc: int, gap_ms: float, chunks: int, rounds: int, cpu_server: int 
         "loop_lag_p99_ms": res["self_check"]["loop_lag_p99_ms"],
         "failed": res["failed"],
         "invalid": bool(res["invalid"]),
+        "stamps": res.get("arrival_stamps", "read"),
     }
 
 
@@ -116,14 +117,14 @@ def main() -> None:
         "",
         f"Command: `python benchmarks/client_overhead.py --concurrency {' '.join(map(str, args.concurrency))}`",
         "",
-        "| concurrency | offered chunks/s | achieved chunks/s | TTFT err p50 (ms) | TTFT err p99 (ms) | chunk err p99 (ms) | client CPU | loop lag p99 (ms) | invalid |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|:--|",
+        "| concurrency | offered chunks/s | achieved chunks/s | TTFT err p50 (ms) | TTFT err p99 (ms) | chunk err p99 (ms) | client CPU | loop lag p99 (ms) | invalid | arrival stamps |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|:--|:--|",
     ]
     for r in rows:
         lines.append(
             f"| {r['concurrency']} | {r['offered_chunks_per_s']:.0f} | {r['achieved_chunks_per_s']:.0f} | "
             f"{r['ttft_err_p50_ms']:.2f} | {r['ttft_err_p99_ms']:.2f} | {r['chunk_err_p99_ms']:.2f} | "
-            f"{r['client_cpu']:.0%} | {r['loop_lag_p99_ms']:.2f} | {'yes' if r['invalid'] else 'no'} |"
+            f"{r['client_cpu']:.0%} | {r['loop_lag_p99_ms']:.2f} | {'yes' if r['invalid'] else 'no'} | {r['stamps']} |"
         )
     lines.append("")
     for c, v in sorted(best.items()):

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+import traceback
 from pathlib import Path
 
 from specsweep.errors import UsageError
@@ -24,6 +25,7 @@ from specsweep.sim.profile import Profile, list_profiles, load_profile
 from specsweep.sim.server import DEFAULT_MAX_MODEL_LEN, ServerHandle, start_server
 
 CRASH_EXIT_CODE = 70  # exit status of a simulated crash (crash_after fault)
+ENGINE_FAILED_EXIT_CODE = 3  # the engine itself failed (a bug): traceback on stderr
 
 
 def add_serve_arguments(p: argparse.ArgumentParser) -> None:
@@ -102,10 +104,21 @@ async def _serve(args: argparse.Namespace, profile: Profile, faults: Faults) -> 
         loop.add_signal_handler(sig, stop.set)
     sys.stdout.write(f"specsweep-sim listening on {handle.url}\n")
     sys.stdout.flush()
+    dead = handle.server.dead
+    assert dead is not None
     try:
-        await stop.wait()
+        await asyncio.wait(
+            [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(dead.wait())],
+            return_when=asyncio.FIRST_COMPLETED,
+        )
     finally:
         await handle.close()
+    if handle.server.failure is not None:
+        err = handle.server.failure
+        sys.stderr.write("specsweep-sim: the engine failed; exiting\n")
+        sys.stderr.write("".join(traceback.format_exception(type(err), err, err.__traceback__)))
+        sys.stderr.flush()
+        return ENGINE_FAILED_EXIT_CODE
     return 0
 
 

@@ -183,6 +183,8 @@ class SimServer:
         self.wall0 = 0.0  # loop.time() at virtual time 0
         self.started_epoch = time.time()
         self.crashed = False
+        self.failure: BaseException | None = None  # the engine driver's exception, if it died
+        self.dead: asyncio.Event | None = None  # set when the driver dies (created on startup)
         self._crash_cb: Callable[[], None] = cfg.on_crash or self._default_crash
         self._pool = (
             ThreadPoolExecutor(cfg.writer_threads, thread_name_prefix="sim-writer")
@@ -229,10 +231,25 @@ class SimServer:
         self.started_epoch = time.time()
         if self.cfg.truth:
             self._truth_file = open(self.cfg.truth, "ab")  # noqa: SIM115 - closed on shutdown
+        self.dead = asyncio.Event()
         self._driver = asyncio.create_task(self._drive(), name="specsweep-sim-engine")
+        self._driver.add_done_callback(self._driver_done)
+
+    def _driver_done(self, task: asyncio.Task[None]) -> None:
+        """A dead engine must not look like a slow one: every open stream is reset, the server answers
+        nothing more, and ``dead`` is set (``sim serve`` then exits non-zero with the traceback)."""
+        if task.cancelled() or task.exception() is None:
+            return
+        self.failure = task.exception()
+        self.crashed = True
+        for req in list(self._reqs.values()):
+            if req.transport is not None:
+                req.transport.abort()
+        assert self.dead is not None
+        self.dead.set()
 
     async def _on_shutdown(self, app: web.Application) -> None:
-        if self._driver is not None:
+        if self._driver is not None and not self._driver.done():
             self._driver.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._driver
