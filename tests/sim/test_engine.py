@@ -226,3 +226,21 @@ def test_step_time_follows_the_cost_model() -> None:
     s2 = eng.step()  # two sequences decode: N = 2 * 3 = 6 > graph_cap 5 -> cliff
     assert s2 is not None
     assert (s2.end - s2.start) * 1000 == pytest.approx(1.0 + 0.1 * 6 + 7.0)
+
+
+def test_unmixed_prefill_pauses_decoding_while_a_prompt_is_prefilled() -> None:
+    """SGLang's default: an iteration with prefill work is a prefill batch; decoding waits for it."""
+    for mixed in (True, False):
+        prof = _profile(prefill_chunk=100, admit_delay_steps=0, k=0, survival=[], mixed_prefill=mixed)
+        eng = Engine(prof, seed=0)
+        eng.add("a", 10, 50)
+        _ = [eng.step() for _ in range(3)]  # a prefilled and decoding
+        eng.add("b", 250, 5)  # three prefill iterations
+        steps = [eng.step() for _ in range(3)]
+        a_tokens = [sum(e.n_tokens for e in s.emissions if e.rid == "a") for s in steps if s]
+        assert a_tokens == ([1, 1, 1] if mixed else [0, 0, 0]), mixed
+        for s in steps:
+            assert s is not None and s.features[1] == (1.0 if mixed else 0.0)  # verified tokens
+        nxt = eng.step()
+        assert nxt is not None and {e.rid for e in nxt.emissions} == {"a", "b"}
+        _run(eng)

@@ -154,3 +154,19 @@ def test_load_cells_reads_user_scenarios_and_sglang_params(tmp_path: Path) -> No
     (cell,) = load_cells([tmp_path])
     assert cell.scenario.input_len == 64 and cell.k == 3 and cell.concurrency == 4
     assert cell.obs == {"total_throughput": 1000.0, "mean_tpot_ms": 5.0, "mean_ttft_ms": 50.0}
+
+
+def test_scan_takes_moe_n0_and_mixed_prefill() -> None:
+    from specsweep.sim.fit import parse_scan
+
+    scan = parse_scan(["moe_n0=8,32", "mixed_prefill=0,1"])
+    assert scan == {"moe_n0": [8, 32], "mixed_prefill": [0, 1]}
+    with pytest.raises(UsageError, match="mixed_prefill"):
+        parse_scan(["mixed_prefill=2"])
+    truth = _truth(2).model_copy(update={"mixed_prefill": False})
+    rows = _rows(truth, CELLS[:5])
+    res = fit(rows_to_cells(rows), _base(), k=2, acceptance="0.7,0.45", loss="linear",
+              scan={"mixed_prefill": [0, 1]})  # fmt: skip
+    assert res.profile.mixed_prefill is False
+    costs = {s["mixed_prefill"]: s["cost"] for s in res.profile.fit["scan"]}
+    assert costs[False] < costs[True]

@@ -8,7 +8,8 @@ Each call to :meth:`Engine.step` is one engine iteration:
    can reserve ``prompt + max_tokens + k`` tokens for them (reservation, so no preemption is needed);
 2. chunked prefill: up to ``prefill_chunk`` prompt tokens, oldest admitted request first; a request
    whose prefill completes emits its first output token at the end of this iteration;
-3. decode + verify every sequence that already has its first token: the accepted prefix length
+3. decode + verify every sequence that already has its first token (with ``mixed_prefill`` off,
+   SGLang's default, only in iterations without prefill work): the accepted prefix length
    a in 0..k is sampled from the survival profile (P(a >= i) = S_i) and the sequence emits
    min(a + 1, remaining) tokens as one emission.
 
@@ -211,9 +212,10 @@ class Engine:
             self._where[r.rid] = "p"
             admitted.append(r.rid)
 
-        # 2. decode + verify the sequences that already have their first token
-        n = self._n
-        ctx_sum = self._ctx_sum
+        # 2. decode + verify the sequences that already have their first token; without mixed prefill
+        # (SGLang's default) an iteration with prefill work is a prefill batch and decoding waits
+        n = self._n if (p.mixed_prefill or not self._prefilling) else 0
+        ctx_sum = self._ctx_sum if n else 0
         if n:
             if k:
                 u = self._rng.random(n)

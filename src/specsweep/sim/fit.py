@@ -37,8 +37,18 @@ from specsweep.sim.profile import COST_PARAMS, Profile, load_profile, parse_acce
 from specsweep.workload.scenarios import BUILTIN, Scenario, default_num_prompts
 
 METRICS = ("total_throughput", "mean_tpot_ms", "mean_ttft_ms")
-# structural (integer) profile fields that change the event sequence; ``--scan`` tries candidates
-SCAN_FIELDS = ("admit_delay_steps", "prefill_chunk", "max_batch", "graph_cap", "kv_tokens")
+# structural profile fields that change the event sequence (or, moe_n0, the shape of a feature);
+# ``--scan`` tries candidates. mixed_prefill takes 0/1.
+SCAN_FIELDS = (
+    "admit_delay_steps",
+    "prefill_chunk",
+    "max_batch",
+    "graph_cap",
+    "kv_tokens",
+    "moe_n0",
+    "mixed_prefill",
+)
+_BOOL_FIELDS = ("mixed_prefill",)
 _ALIASES = {"total_throughput": ("total_throughput", "total_token_throughput")}
 _K_KEYS = ("spec_tokens", "num_speculative_tokens", "spec_num_tokens", "draft_max", "k")
 
@@ -389,7 +399,7 @@ def fit(
     best: tuple[float, dict[str, Any], np.ndarray, list[bool]] | None = None
     scores: list[dict[str, Any]] = []
     for combo in combos:
-        struct = dict(zip(names, combo, strict=True))
+        struct = {n: bool(v) if n in _BOOL_FIELDS else v for n, v in zip(names, combo, strict=True)}
         b = base.model_copy(update=struct)
         prepare(train, b, acceptance, seed)
         start = np.asarray(b.cost_vector(), dtype=np.float64)
@@ -485,6 +495,8 @@ def parse_scan(items: Sequence[str]) -> dict[str, list[int]]:
             ) from e
         if not out[name]:
             raise UsageError(f"bad --scan {item!r}; expected at least one value")
+        if name in _BOOL_FIELDS and any(v not in (0, 1) for v in out[name]):
+            raise UsageError(f"bad --scan {item!r}; {name} takes 0 (off) or 1 (on)")
     return out
 
 

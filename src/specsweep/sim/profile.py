@@ -70,6 +70,9 @@ class Profile(BaseModel):
     # vLLM: max_num_batched_tokens covers decode + verify tokens too (prefill gets what is left);
     # SGLang: chunked_prefill_size is for prefill alone
     chunk_includes_decode: bool = False
+    # vLLM mixes prefill chunks into decode iterations; SGLang by default does not: an iteration with
+    # prefill work is a prefill batch and the decoding sequences wait for the next one
+    mixed_prefill: bool = True
     # where the numbers come from, and how well they fit
     provenance: dict[str, Any] = Field(default_factory=dict)
     fit: dict[str, Any] = Field(default_factory=dict)
