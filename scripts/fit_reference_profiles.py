@@ -67,7 +67,11 @@ DESCRIPTIONS = {
     "model fitted on the reference EAGLE rows; acceptance is a prior (the DSpark first three positions).",
 }
 DSPARK_SCAN = ["--scan", "admit_delay_steps=3,4,5", "--pair-weight", "3"]
-EAGLE_SCAN = ["--scan", "admit_delay_steps=0,1,2,3,4", "--scan", "prefill_chunk=2048,8192"]
+# SGLang structure the data has to choose: the input-pipeline delay, chunked_prefill_size, whether
+# prefill is mixed into decode batches (SGLang's default: not) and how fast the MoE expert-load term
+# saturates (SGLang's MoE backend for these runs is unknown; the vLLM value 32 is one candidate)
+EAGLE_SCAN = ["--scan", "admit_delay_steps=0,1,2,3,4", "--scan", "prefill_chunk=2048,8192",
+              "--scan", "mixed_prefill=0,1", "--scan", "moe_n0=8,16,32,64"]  # fmt: skip
 SENSITIVITY_CHUNKS = (2048, 4096, 8192)
 # EAGLE: the drafter's per-step cost and t0 are both paid once per decode step: not separable.
 EAGLE_FIX = ["--fix", "draft_step_ms=0", "--fix", "cliff_ms=0"]
