@@ -90,6 +90,7 @@ def measure(
     warmup_s: float,
     max_tokens: int,
     writer_threads: int = 0,
+    pin: bool = False,
 ) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         prof = Path(tmp) / "capacity.yaml"
@@ -101,12 +102,14 @@ def measure(
             stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
         try:
+            if pin:  # server on CPU 1, load on CPU 0: neither migrates nor takes the other's core
+                os.sched_setaffinity(srv.pid, {1})
             assert srv.stdout is not None
             url = srv.stdout.readline().split()[-1]
             t0 = time.monotonic_ns()
             load = subprocess.run(
                 [sys.executable, __file__, "--client", url, "--concurrency", str(conc),
-                 "--duration", str(duration_s), "--max-tokens", str(max_tokens)],
+                 "--duration", str(duration_s), "--max-tokens", str(max_tokens), *(["--pin"] if pin else [])],
                 capture_output=True, text=True, check=True,
             )  # fmt: skip
             client = json.loads(load.stdout.strip().splitlines()[-1])
@@ -219,6 +222,10 @@ def main() -> int:
     ap.add_argument("--max-tokens", type=int, default=256)
     ap.add_argument("--writer-threads", type=int, default=0, help="the server's --writer-threads")
     ap.add_argument("--micro", action="store_true", help="only the CPU cost per chunk (no sockets)")
+    ap.add_argument(
+        "--no-pin", action="store_true", help="do not pin the server to CPU 1 and the load to CPU 0"
+    )
+    ap.add_argument("--pin", action="store_true", help=argparse.SUPPRESS)  # internal: the load process pins
     ap.add_argument("--client", help=argparse.SUPPRESS)  # internal: run as the load process
     a = ap.parse_args()
     if a.micro:
@@ -226,17 +233,21 @@ def main() -> int:
             print(json.dumps({"concurrency": c, **micro(c)}), flush=True)
         return 0
     if a.client:
+        if a.pin:
+            os.sched_setaffinity(0, {0})
         out = asyncio.run(_load(a.client, int(a.concurrency), a.duration, a.max_tokens))
         print(json.dumps(out))
         return 0
     rows = []
+    pin = not a.no_pin and hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) >= 2
     for c in (int(x) for x in a.concurrency.split(",")):
-        row = measure(c, a.step_ms, a.k, a.duration, a.warmup, a.max_tokens, a.writer_threads)
+        row = measure(c, a.step_ms, a.k, a.duration, a.warmup, a.max_tokens, a.writer_threads, pin)
         rows.append(row)
         print(json.dumps(row), flush=True)
     print(
         f"\n{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; step {a.step_ms} ms, k={a.k}, "
-        f"{a.max_tokens} tokens per request, writer threads {a.writer_threads}\n"
+        f"{a.max_tokens} tokens per request, writer threads {a.writer_threads}; server pinned to CPU 1, "
+        f"load to CPU 0: {pin}\n"
     )
     print(
         "| streams | chunks/s | err p50 ms | err p99 ms | err p99.9 ms | err max ms | step start late p99 ms | us/chunk in a burst |"
