@@ -472,8 +472,15 @@ def self_check(m: _Measured) -> tuple[dict[str, float], list[str], list[str]]:
         if busy:
             reasons.append(f"{msg} with the client busy ({cpu_share:.0%} CPU)")
         else:
-            warns.append(f"{msg} while the client was mostly idle ({cpu_share:.0%} CPU): the host is busy; "
-                         "timestamps may be late by up to that much")  # fmt: skip
+            effect = (
+                "arrival times are the kernel's, but chunks of a stream that came closer together than "
+                "that share the newer one's time"
+                if m.kernel_stamps
+                else "timestamps may be late by up to that much"
+            )
+            warns.append(
+                f"{msg} while the client was mostly idle ({cpu_share:.0%} CPU): the host is busy; {effect}"
+            )
     if slag > MAX_SCHEDULE_LAG_P99_MS:
         (reasons if busy else warns).append(f"arrival schedule late: p99 {slag:.1f} ms")
     return check, reasons, warns
