@@ -11,6 +11,14 @@ first 10% of the run, and the time each cell's store took, early versus late.
     python benchmarks/soak.py [--minutes 30] [--sample-s 5] [--seed 1] [--out soak.json]
 
 Uses only /proc (Linux). Exit status 0 when every check passed and both slopes are flat.
+
+Short mode, for the orchestrator's memory alone: ``--memory-cells N`` runs ``orchestrate.execute``
+in this process over one sim server and N cells, with a stand-in benchmark that returns a
+soak-sized summary row (~3.4 KB of JSON, fresh objects each cell) and 16 records, so only what the
+orchestrator and the store keep can grow. It prints the RSS slope per 1,000 cells (seconds, not
+minutes; exit 0 when below FLAT_MB_PER_1000_CELLS):
+
+    python benchmarks/soak.py --memory-cells 3000
 """
 
 from __future__ import annotations
@@ -45,6 +53,7 @@ FAULTS = [
 # RSS growth below this over the whole run, and fd growth below this, count as flat.
 FLAT_RSS_MB_PER_H = 20.0
 FLAT_FDS_PER_H = 2.0
+FLAT_MB_PER_1000_CELLS = 2.0
 
 
 def make_experiment(n_servers: int, seed: int) -> dict[str, Any]:
@@ -150,7 +159,12 @@ def main() -> int:
     )
     ap.add_argument("--results-dir", help="default: a temporary folder")
     ap.add_argument("--out", help="write the samples and figures here (JSON)")
+    ap.add_argument(
+        "--memory-cells", type=int, metavar="N", help="short mode: orchestrator memory over N cells"
+    )
     a = ap.parse_args()
+    if a.memory_cells:
+        return memory_mode(a.memory_cells, a.results_dir, a.out)
 
     work = Path(a.results_dir or tempfile.mkdtemp(prefix="specsweep-soak-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -257,6 +271,91 @@ def main() -> int:
             orjson.dumps({"figures": figures, "samples": samples}, option=orjson.OPT_INDENT_2)
         )
     return 0 if ok else 1
+
+
+def memory_mode(n_cells: int, results_dir: str | None, out: str | None) -> int:
+    """RSS of this process while ``execute`` stores ``n_cells`` stand-in cells (see the docstring)."""
+    import asyncio
+    import gc
+
+    from specsweep.bench import BenchConfig, BenchOutcome
+    from specsweep.config import parse_experiment, plan_experiment
+    from specsweep.orchestrate import create_run_dir, execute
+    from specsweep.records import RequestRecord
+
+    row = orjson.dumps(_soak_like_row())
+    conc = list(range(1, n_cells // 2 + 1))
+    exp = make_experiment(1, 1)
+    exp["servers"][0]["params"] = {"seed": 0}  # no faults: the stand-in never talks to it
+    exp["workloads"] = [{"scenarios": ["tiny"], "concurrency": conc, "num_prompts": 16}]
+    exp.update(repeats=2, report={"enabled": False}, timeouts={"ready_s": 60, "stop_s": 3})
+    plan = plan_experiment(parse_experiment(exp))
+
+    async def bench(cfg: BenchConfig) -> BenchOutcome:
+        await asyncio.sleep(0)
+        recs = [
+            RequestRecord(
+                index=i,
+                is_warmup=False,
+                worker=0,
+                prompt_len=32,
+                output_len=32,
+                scheduled_ns=i,
+                send_ns=i,
+                chunk_ns=list(range(i, i + 32)),
+                chunk_tokens=[1] * 32,
+                end_ns=i + 32,
+                output_tokens=32,
+            )
+            for i in range(16)
+        ]
+        return BenchOutcome(result=orjson.loads(row), records=recs)  # fresh objects, as a real cell
+
+    samples: list[tuple[int, float]] = []
+    done = [0]
+
+    def observer(event: str, data: dict[str, Any]) -> None:
+        if event == "cell_done":
+            done[0] += 1
+            if done[0] % max(1, n_cells // 40) == 0:
+                gc.collect()
+                samples.append((done[0], rss_kb(os.getpid()) / 1024))
+
+    work = Path(results_dir or tempfile.mkdtemp(prefix="specsweep-soak-mem-"))
+    t0 = time.monotonic()
+    execute(plan, create_run_dir(plan, work, None), bench_fn=bench, observer=observer)
+    body = samples[len(samples) // 10 :]  # after the first 10% (imports, caches warm up)
+    slope = float(np.polyfit([c for c, _ in body], [m for _, m in body], 1)[0]) * 1000
+    figures = {
+        "cells": done[0],
+        "seconds": round(time.monotonic() - t0, 1),
+        "rss_mb_first": body[0][1],
+        "rss_mb_last": body[-1][1],
+        "rss_mb_per_1000_cells": slope,
+        "flat": slope < FLAT_MB_PER_1000_CELLS,
+    }
+    for k, v in figures.items():
+        print(f"{k:32s} {v:.3f}" if isinstance(v, float) else f"{k:32s} {v}")
+    if out:
+        Path(out).write_bytes(
+            orjson.dumps({"figures": figures, "samples": samples}, option=orjson.OPT_INDENT_2)
+        )
+    return 0 if figures["flat"] else 1
+
+
+def _soak_like_row() -> dict[str, Any]:
+    """A benchmark result shaped like a soak cell's (the keys of sglang.bench_serving and ours)."""
+    row: dict[str, Any] = {"backend": "vllm", "model": "sim-toy", "tokenizer": "builtin", "completed": 16,
+                           "failed": 0, "total": 16, "errors_by_kind": {}, "duration": 0.02}  # fmt: skip
+    for metric in ("ttft", "tpot", "itl", "e2e_latency", "chunk_latency", "queue"):
+        for stat in ("mean", "std", "median", "p90", "p95", "p99"):
+            row[f"{stat}_{metric}_ms"] = 0.123456789012345
+    for k in ("request", "input", "output", "total"):
+        row[f"{k}_throughput"] = 12345.678901234567
+    row["tokens_per_chunk_hist"] = {str(i): i for i in range(64)}
+    row["ttfts"] = [0.000123456789] * 16
+    row["itls"] = [[0.0000123456789] * 31 for _ in range(2)]
+    return row
 
 
 def _default_sigint() -> None:

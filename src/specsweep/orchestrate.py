@@ -2,8 +2,9 @@
 
 One launch per configuration; all its cells run against it (warmup per cell). The unit of work is
 ``run_config(cfg, cells, ...)``: it owns one server, runs the cells not yet finished, hands each
-finished cell to a ``CellSink`` at once and returns the summary rows, so an executor can run it
-anywhere (``local``: in this process, writing straight into the run dir).
+finished cell to a ``CellSink`` at once and keeps nothing of it, so an executor can run it anywhere
+(``local``: in this process, writing straight into the run dir). Memory stays flat in the number of
+cells: the rows live in summary.jsonl, and ``RunOutcome.rows`` reads them back from there.
 
 Failures are data: a server that cannot start makes its cells ``failed`` rows with the log tail; a
 server that dies during a cell fails that cell, is restarted, and the grid goes on. An interrupt
@@ -182,15 +183,16 @@ class ConfigJob:
 
 def run_config(
     job: ConfigJob, sink: CellSink, *, bench_fn: BenchFn | None = None, observer: Observer = _noop
-) -> list[dict[str, Any]]:
-    """Launch ``job.cfg``'s server, run its unfinished cells x repeats, stop it. Returns the rows."""
+) -> int:
+    """Launch ``job.cfg``'s server, run its unfinished cells x repeats, stop it. Every finished cell
+    goes to ``sink`` (nothing is kept here); returns how many it got."""
     exp = job.plan.experiment
     cfg = job.cfg
     bench_fn = bench_fn or default_bench_fn()
     todo = [(c, r) for c in job.cells for r in range(exp.repeats) if (c.cell_id, r) not in job.finished]
-    rows: list[dict[str, Any]] = []
+    stored = 0
     if not todo:
-        return rows
+        return stored
     from specsweep.store import safe_name
 
     server = ManagedServer(
@@ -201,8 +203,9 @@ def run_config(
     )
 
     def emit(row: dict[str, Any], cell: Cell, repeat: int, records: list[RequestRecord]) -> None:
+        nonlocal stored
         sink.cell_done(cell, repeat, row, records)
-        rows.append(row)
+        stored += 1
         observer("cell_done", {"cell": cell, "repeat": repeat, "row": row})
 
     def fail_rest(start: int, error: str, log_tail: str) -> None:
@@ -215,7 +218,7 @@ def run_config(
         launch_error = _launch(server, observer, sink)
         if launch_error:
             fail_rest(0, *launch_error)
-            return rows
+            return stored
         for i, (cell, repeat) in enumerate(todo):
             if i and exp.cooldown_s:
                 time.sleep(exp.cooldown_s)
@@ -252,11 +255,11 @@ def run_config(
                 restarts += 1
                 if restarts > exp.max_restarts:
                     fail_rest(i + 1, f"server died {restarts} times (max_restarts = {exp.max_restarts})", "")
-                    return rows
+                    return stored
                 launch_error = _launch(server, observer, sink)
                 if launch_error:
                     fail_rest(i + 1, *launch_error)
-                    return rows
+                    return stored
         lossless_outputs = _lossless_outputs(job, server, observer)
     finally:
         _stop(server)
@@ -265,7 +268,7 @@ def run_config(
             if lossless_outputs is not None:
                 info["lossless_outputs"] = lossless_outputs
             sink.server_info(cfg.label, info)
-    return rows
+    return stored
 
 
 def _lossless_outputs(
@@ -489,10 +492,18 @@ def _experiment_with_secrets(m: dict[str, Any], where: str) -> Experiment:
 
 @dataclass
 class RunOutcome:
+    """What one ``execute`` did. ``counts``: its stored cells by status. ``rows`` reads its summary
+    lines back from the run dir (appended after byte ``summary_from``), so they are not held in
+    memory while the grid runs."""
+
     run_dir: RunDir
-    rows: list[dict[str, Any]]
     counts: dict[str, int]
     reports: list[Path] = field(default_factory=list)
+    summary_from: int = 0
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        return self.run_dir.summary(since=self.summary_from)
 
 
 def execute(
@@ -566,6 +577,7 @@ def _execute(
         import_ray()
     run_dir.repair_summary()  # a torn last line from a crash: cut before this run appends
     finished = run_dir.finished()
+    summary_from = run_dir.summary_size()  # this invocation's rows are the lines after it
     inv = {"started_at": now_iso(), "resumed": bool(finished), "ended_at": None, "status": "running",
            "executor": executor}  # fmt: skip
     invocations = [*list(run_dir.manifest.get("invocations") or []), inv]
@@ -579,32 +591,31 @@ def _execute(
     observer(
         "run_start", {"plan": plan, "todo": todo_total, "finished": len(finished), "run_dir": run_dir.path}
     )
-    rows: list[dict[str, Any]] = []
     status = "interrupted"
     try:
         with _sigterm_as_interrupt():
             if executor == "ray":
                 from specsweep.executors.ray_executor import run_configs
 
-                rows += run_configs(plan, run_dir, finished, bench_fn=bench_fn, observer=observer,
-                                    **(executor_options or {}))  # fmt: skip
+                run_configs(plan, run_dir, finished, bench_fn=bench_fn, observer=observer,
+                            **(executor_options or {}))  # fmt: skip
             for cfg in plan.configs if executor == "local" else []:
                 job = ConfigJob(cfg, plan.cells[cfg.label], plan, run_dir.path, finished)
-                rows += run_config(job, sink, bench_fn=bench_fn, observer=observer)
+                run_config(job, sink, bench_fn=bench_fn, observer=observer)
         status = "finished"
     finally:
         inv.update(ended_at=now_iso(), status=status)
         with _signals_deferred():
             run_dir.update_manifest(status=status, ended_at=inv["ended_at"], invocations=invocations)
     counts: dict[str, int] = {}
-    for r in rows:
+    for r in run_dir.iter_summary(summary_from):  # streamed back: one row in memory at a time
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     written: list[Path] = []
     if reports and plan.experiment.report.enabled:
         observer("reports", {"run_dir": run_dir.path})
         written = write_reports(run_dir, plan)
     observer("run_end", {"counts": counts, "run_dir": run_dir.path})
-    return RunOutcome(run_dir, rows, counts, written)
+    return RunOutcome(run_dir, counts, written, summary_from)
 
 
 @contextlib.contextmanager

@@ -232,12 +232,12 @@ def _task(
         )
 
     try:
-        rows = run_config(replace(job, run_path=scratch), sink, bench_fn=bench_fn, observer=observer)
+        n = run_config(replace(job, run_path=scratch), sink, bench_fn=bench_fn, observer=observer)
         sink.ship_logs()
     finally:
         guard.close()
         shutil.rmtree(scratch, ignore_errors=True)
-    return {"rows": len(rows), **meta}
+    return {"rows": n, **meta}
 
 
 # ---- the driver side ---------------------------------------------------------------------------
@@ -272,7 +272,6 @@ class RayExecutor:
         self.observer = observer
         self.max_parallel = max_parallel
         self.max_attempts = max(1, max_attempts)
-        self.rows: list[dict[str, Any]] = []
         self.written: Counter[tuple[str, int]] = Counter()  # rows written this invocation (any status)
         self.started_on: dict[tuple[str, int], str] = {}  # (label, attempt) -> node id
 
@@ -295,7 +294,6 @@ class RayExecutor:
 
     def _store(self, cell: Cell, repeat: int, row: dict[str, Any], records: list[RequestRecord]) -> None:
         self.sink.cell_done(cell, repeat, row, records)
-        self.rows.append(row)
         self.written[(cell.cell_id, repeat)] += 1
         self.observer("cell_done", {"cell": cell, "repeat": repeat, "row": row})
 
@@ -310,7 +308,7 @@ class RayExecutor:
             self._store(cell, repeat, row, [])
         return left
 
-    def run(self) -> list[dict[str, Any]]:
+    def run(self) -> int:
         ray = self.ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -381,7 +379,7 @@ class RayExecutor:
         finally:
             with contextlib.suppress(Exception):
                 ray.kill(inbox)
-        return self.rows
+        return sum(self.written.values())
 
     def _settle(self, ref: Any, att: _Attempt) -> _Attempt | None:
         """A finished task: nothing to do, or its lost cells failed (and a retry to queue). The inbox
@@ -417,9 +415,9 @@ def run_configs(
     address: str | None = None,
     max_parallel: int | None = None,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
-) -> list[dict[str, Any]]:
-    """Run every unfinished cell of ``plan`` as Ray tasks, storing into ``run_dir``; returns the rows
-    written. Connects to ``address`` (else RAY_ADDRESS, else a new local cluster) unless Ray is
+) -> int:
+    """Run every unfinished cell of ``plan`` as Ray tasks, storing into ``run_dir``; returns how many
+    rows it wrote (the rows themselves are in the run dir's summary). Connects to ``address`` (else RAY_ADDRESS, else a new local cluster) unless Ray is
     already initialised in this process."""
     started = init_ray(address)
     try:
