@@ -63,6 +63,23 @@ Observer = Callable[[str, dict[str, Any]], None]
 DEATH_SETTLE_S = 2.0
 
 
+# A failed cell's ``failure_kind``: why it has no measurement, as data (its ``error`` says the rest).
+# An interrupted cell (Ctrl-C, SIGTERM) is not one of them: it stores nothing and resume redoes it.
+FAILURE_KINDS = {
+    "server_start": "the server could not be launched or exited before it was ready (executable "
+    "missing, port in use, crash at startup, model not listed)",
+    "readiness_timeout": "the server was not ready within timeouts.ready_s",
+    "server_died": "the server exited during the cell",
+    "restarts_exhausted": "the server died more than max_restarts times; the config's later cells are failed",
+    "cell_timeout": "the cell did not finish within timeouts.cell_s",
+    "all_requests_failed": "the benchmark ran but no request completed (see errors_by_kind)",
+    "bench_error": "the benchmark raised before it could measure (client error, bad tokenizer, ...)",
+    "executor_lost": "the Ray worker or node running the config was lost",
+    "executor_error": "the Ray task running the config failed",
+    "infeasible": "no node of the Ray cluster has the resources the config asks for",
+}
+
+
 class ServerDied(Exception):
     pass
 
@@ -208,9 +225,9 @@ def run_config(
         stored += 1
         observer("cell_done", {"cell": cell, "repeat": repeat, "row": row})
 
-    def fail_rest(start: int, error: str, log_tail: str) -> None:
+    def fail_rest(start: int, kind: str, error: str, log_tail: str) -> None:
         for cell, repeat in todo[start:]:
-            emit(_failed_row(cell, repeat, cfg, error, log_tail, now_iso()), cell, repeat, [])
+            emit(_failed_row(cell, repeat, cfg, kind, error, log_tail, now_iso()), cell, repeat, [])
 
     restarts = 0
     lossless_outputs: list[dict[str, Any]] | None = None
@@ -229,21 +246,27 @@ def run_config(
                 outcome = asyncio.run(_watch(server, bench_fn(bcfg), exp.timeouts.cell_s))
             except Exception as e:  # failures are data: the cell fails, the grid goes on
                 err = str(e) or type(e).__name__
+                kind = "server_died" if isinstance(e, ServerDied) else "cell_timeout"
+                if not isinstance(e, (ServerDied, CellTimeout)):
+                    kind = "bench_error"
                 if not isinstance(e, ServerDied) and server.exited_within(DEATH_SETTLE_S):
                     err = f"server exited with code {server.returncode} during the cell ({err})"
-                row = _failed_row(cell, repeat, cfg, err, server.log_tail(), started, server)
+                    kind = "server_died"
+                row = _failed_row(cell, repeat, cfg, kind, err, server.log_tail(), started, server)
                 emit(row, cell, repeat, [])
             else:
                 res = outcome.result
                 if (res.get("failed") or not res.get("completed")) and server.exited_within(DEATH_SETTLE_S):
                     # it finished, but only because the server went away under it
                     err = f"server exited with code {server.returncode} during the cell"
-                    row = _failed_row(cell, repeat, cfg, err, server.log_tail(), started, server)
+                    kind = "server_died"
+                    row = _failed_row(cell, repeat, cfg, kind, err, server.log_tail(), started, server)
                 elif not res.get("completed") and cell.num_prompts:
                     err = f"every request failed: {res.get('errors_by_kind') or res.get('failed')}"
                     row = {
                         **_ok_row(cell, repeat, cfg, outcome, started, server),
                         "status": "failed",
+                        "failure_kind": "all_requests_failed",
                         "error": err,
                     }
                 else:
@@ -254,7 +277,8 @@ def run_config(
                 _stop(server)
                 restarts += 1
                 if restarts > exp.max_restarts:
-                    fail_rest(i + 1, f"server died {restarts} times (max_restarts = {exp.max_restarts})", "")
+                    why = f"server died {restarts} times (max_restarts = {exp.max_restarts})"
+                    fail_rest(i + 1, "restarts_exhausted", why, "")
                     return stored
                 launch_error = _launch(server, observer, sink)
                 if launch_error:
@@ -291,8 +315,8 @@ def _lossless_outputs(
         return [{"text": None, "error": f"{type(e).__name__}: {e}"}] * opts.num_prompts
 
 
-def _launch(server: ManagedServer, observer: Observer, sink: CellSink) -> tuple[str, str] | None:
-    """Start (or restart) the server; on failure (error, log tail) for the failed rows."""
+def _launch(server: ManagedServer, observer: Observer, sink: CellSink) -> tuple[str, str, str] | None:
+    """Start (or restart) the server; on failure (failure kind, error, log tail) for the failed rows."""
     cfg = server.cfg
     observer("server_start", {"label": cfg.label, "restart": bool(server.launches)})
     t0 = time.monotonic()
@@ -301,7 +325,8 @@ def _launch(server: ManagedServer, observer: Observer, sink: CellSink) -> tuple[
     except SpecsweepError as e:
         observer("server_failed", {"label": cfg.label, "error": str(e)})
         sink.server_info(cfg.label, server.describe())
-        return str(e).split("\n--- last lines", 1)[0], server.log_tail()
+        error = str(e).split("\n--- last lines", 1)[0]
+        return _launch_failure_kind(error), error, server.log_tail()
     observer(
         "server_ready",
         {
@@ -314,6 +339,12 @@ def _launch(server: ManagedServer, observer: Observer, sink: CellSink) -> tuple[
     )
     sink.server_info(cfg.label, server.describe())
     return None
+
+
+def _launch_failure_kind(error: str) -> str:
+    """readiness_timeout or server_start, from ManagedServer.start's message ("server LABEL not ready
+    after N s ..." is its only timeout; every other launch error is a start failure)."""
+    return "readiness_timeout" if " not ready after " in error else "server_start"
 
 
 @contextlib.contextmanager
@@ -360,6 +391,7 @@ def _ok_row(
         **_base_row(cell, repeat, cfg, started),
         "server_version": server.version,
         "status": "invalid" if outcome.invalid_reason else "ok",
+        "failure_kind": None,
         "error": None,
         "invalid_reason": outcome.invalid_reason,
     }
@@ -369,15 +401,18 @@ def _failed_row(
     cell: Cell,
     repeat: int,
     cfg: ServerConfig,
+    failure_kind: str,
     error: str,
     log_tail: str,
     started: str,
     server: ManagedServer | None = None,
 ) -> dict[str, Any]:
+    assert failure_kind in FAILURE_KINDS, failure_kind
     return {
         **_base_row(cell, repeat, cfg, started),
         "server_version": server.version if server else None,
         "status": "failed",
+        "failure_kind": failure_kind,
         "error": error,
         "log_tail": log_tail,
     }

@@ -153,6 +153,8 @@ def run_problems(t: Table) -> list[AnomalyData]:
                         "share": failed / (failed + done) if failed + done else 1.0,
                         "kinds": dict(kinds), "max_in_1s": max_1s,
                         "error": next((str(r.get("error")) for r in d.bad if r.get("error")), ""),
+                        "failure_kinds": dict(Counter(str(r["failure_kind"]) for r in d.bad
+                                                      if r.get("status") == "failed" and r.get("failure_kind"))),
                     },
                 )
             )  # fmt: skip

@@ -297,13 +297,13 @@ class RayExecutor:
         self.written[(cell.cell_id, repeat)] += 1
         self.observer("cell_done", {"cell": cell, "repeat": repeat, "row": row})
 
-    def _fail(self, att: _Attempt, error: str) -> list[tuple[Cell, int]]:
+    def _fail(self, att: _Attempt, kind: str, error: str) -> list[tuple[Cell, int]]:
         """Write failed rows for the attempt's cells that got no row from it; returns them."""
         left = [
             (c, r) for c, r in att.todo if self.written[(c.cell_id, r)] == att.base.get((c.cell_id, r), 0)
         ]
         for cell, repeat in left:
-            row = _failed_row(cell, repeat, att.cfg, error, "", att.submitted_at)
+            row = _failed_row(cell, repeat, att.cfg, kind, error, "", att.submitted_at)
             row.update(executor="ray", attempt=att.attempt)
             self._store(cell, repeat, row, [])
         return left
@@ -339,7 +339,7 @@ class RayExecutor:
                         nodes = [n.get("Resources", {}) for n in ray.nodes() if n.get("Alive")]
                     why = infeasible(d, nodes)
                     if why:
-                        self._fail(att, why)
+                        self._fail(att, "infeasible", why)
                         continue
                     att.submitted_at = now_iso()
                     att.base = {(c.cell_id, r): self.written[(c.cell_id, r)] for c, r in att.todo}
@@ -389,12 +389,16 @@ class RayExecutor:
             ray.get(ref)
             return None
         except ray.exceptions.RayTaskError as e:  # an exception inside run_config: not a lost node
-            left = self._fail(att, f"the Ray task failed: {str(e).splitlines()[-1] if str(e) else e!r}")
+            left = self._fail(
+                att, "executor_error", f"the Ray task failed: {str(e).splitlines()[-1] if str(e) else e!r}"
+            )
             log.error("%s: task failed; %d cell(s) failed", att.cfg.label, len(left))
             return None
         except ray.exceptions.RayError as e:
             what = type(e).__name__
-            left = self._fail(att, f"Ray worker/node lost ({what}) during attempt {att.attempt}")
+            left = self._fail(
+                att, "executor_lost", f"Ray worker/node lost ({what}) during attempt {att.attempt}"
+            )
             log.warning("%s: Ray worker/node lost (%s); %d unfinished cell(s) failed%s", att.cfg.label, what,
                         len(left), "; retrying them" if left and att.attempt < self.max_attempts else "")  # fmt: skip
             self.observer("ray_lost", {"label": att.cfg.label, "attempt": att.attempt, "error": what,

@@ -151,7 +151,7 @@ def _cells(t: core.Table, keys: list[str]) -> list[V.Cell]:
                 ci = core.request_cell_ci(d.records[0], d.ok[0], keys)
                 basis = "requests" if ci else None
             al = d.mean("accept_length")
-            err = next((str(r.get("error")) for r in d.bad if r.get("error")), None)
+            err = next((_failure_text(r) for r in d.bad if r.get("error")), None)
             out.append(
                 V.Cell(
                     scenario=s, concurrency=c, config=col.label, workload_class=wc, status=status,
@@ -162,6 +162,12 @@ def _cells(t: core.Table, keys: list[str]) -> list[V.Cell]:
                 )
             )  # fmt: skip
     return out
+
+
+def _failure_text(row: dict[str, Any]) -> str:
+    """A failed cell's error, led by its machine-readable failure_kind when the run dir has one."""
+    kind = row.get("failure_kind")
+    return f"{kind}: {row.get('error')}" if kind else str(row.get("error"))
 
 
 def _levels_text(cs: Sequence[int]) -> str:
@@ -372,8 +378,11 @@ def _anomaly_view(t: core.Table, a: an.AnomalyData) -> V.Anomaly:
     else:
         kinds = d.get("kinds") or {}
         kt = ("; " + ", ".join(f"{k}: {n}" for k, n in sorted(kinds.items()))) if kinds else ""
+        fk = d.get("failure_kinds") or {}
+        if fk:  # failed cells by failure_kind (orchestrate.FAILURE_KINDS), e.g. "server_died x2"
+            kt += "; " + ", ".join(k if n == 1 else f"{k} x{n}" for k, n in sorted(fk.items())) + ":"
         if d.get("error"):
-            kt += f"; {d['error']}"
+            kt += f"; {d['error']}" if not fk else f" {d['error']}"
         args = {"config": d["config"], "failed": d["failed"], "share": d["share"], "kinds_text": kt}
         if d.get("max_in_1s"):
             args["max_in_1s"] = d["max_in_1s"]
