@@ -27,7 +27,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -627,8 +627,11 @@ def _execute(
         "run_start", {"plan": plan, "todo": todo_total, "finished": len(finished), "run_dir": run_dir.path}
     )
     status = "interrupted"
-    try:
-        with _sigterm_as_interrupt():
+    counts: dict[str, int] = {}
+    written: list[Path] = []
+    # SIGTERM is a Ctrl-C from here to the end, the manifest update and the report phase included
+    with sigterm_as_interrupt():
+        try:
             if executor == "ray":
                 from specsweep.executors.ray_executor import run_configs
 
@@ -637,25 +640,29 @@ def _execute(
             for cfg in plan.configs if executor == "local" else []:
                 job = ConfigJob(cfg, plan.cells[cfg.label], plan, run_dir.path, finished)
                 run_config(job, sink, bench_fn=bench_fn, observer=observer)
-        status = "finished"
-    finally:
-        inv.update(ended_at=now_iso(), status=status)
-        with _signals_deferred():
-            run_dir.update_manifest(status=status, ended_at=inv["ended_at"], invocations=invocations)
-    counts: dict[str, int] = {}
-    for r in run_dir.iter_summary(summary_from):  # streamed back: one row in memory at a time
-        counts[r["status"]] = counts.get(r["status"], 0) + 1
-    written: list[Path] = []
-    if reports and plan.experiment.report.enabled:
-        observer("reports", {"run_dir": run_dir.path})
-        written = write_reports(run_dir, plan)
-    observer("run_end", {"counts": counts, "run_dir": run_dir.path})
+            status = "finished"
+        finally:
+            inv.update(ended_at=now_iso(), status=status)
+            with _signals_deferred():
+                run_dir.update_manifest(status=status, ended_at=inv["ended_at"], invocations=invocations)
+        for r in run_dir.iter_summary(summary_from):  # streamed back: one row in memory at a time
+            counts[r["status"]] = counts.get(r["status"], 0) + 1
+        if reports and plan.experiment.report.enabled:
+            observer("reports", {"run_dir": run_dir.path})
+            written = write_reports(run_dir, plan)
+        observer("run_end", {"counts": counts, "run_dir": run_dir.path})
     return RunOutcome(run_dir, counts, written, summary_from)
 
 
+class ReportsInterrupted(KeyboardInterrupt):
+    """Ctrl-C / SIGTERM in the report phase: every cell is stored (manifest ``finished``), and no
+    report of this run is left (none half-written, none stale beside a missing one)."""
+
+
 @contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM stops a run the way Ctrl-C does (servers killed, finished cells kept)."""
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM stops a run the way Ctrl-C does (servers killed, finished cells kept, exit 130).
+    Nests: the outer handler comes back on exit."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -672,10 +679,21 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 def write_reports(run_dir: RunDir, plan: Plan) -> list[Path]:
     """report.md / report.html through specsweep.report; a missing or failing report is a logged
-    note, never a lost grid."""
+    note, never a lost grid. Interrupted (Ctrl-C, SIGTERM): no report is left and
+    ``ReportsInterrupted`` (a KeyboardInterrupt) propagates; ``specsweep report`` or ``run --resume``
+    writes them later."""
     opts = plan.experiment.report
     if not opts.enabled:
         return []
+    try:
+        return _write_reports(run_dir, plan)
+    except KeyboardInterrupt:  # anywhere in the phase: building the view, lossless.json, rendering
+        _remove_reports(run_dir, opts.formats)
+        raise ReportsInterrupted from None
+
+
+def _write_reports(run_dir: RunDir, plan: Plan) -> list[Path]:
+    opts = plan.experiment.report
     try:
         from specsweep.report import build_view, write_report
     except ImportError as e:
@@ -697,6 +715,14 @@ def write_reports(run_dir: RunDir, plan: Plan) -> list[Path]:
         except Exception as e:
             log.warning("report.%s not written: %s", fmt, e)
     return written
+
+
+def _remove_reports(run_dir: RunDir, formats: Iterable[str]) -> None:
+    """All or none: an interrupted report phase leaves no report (each is written atomically, so a
+    partial set is whole files, but of two different moments)."""
+    for fmt in formats:
+        with contextlib.suppress(OSError):
+            (run_dir.path / f"report.{fmt}").unlink()
 
 
 def _lossless_view(run_dir: RunDir, plan: Plan) -> Any:

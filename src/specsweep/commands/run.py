@@ -13,6 +13,7 @@ from specsweep.errors import UsageError
 
 if TYPE_CHECKING:
     from specsweep.config import Plan
+    from specsweep.store import RunDir
 
 log = logging.getLogger("specsweep.run")
 
@@ -59,6 +60,13 @@ def _run(args: argparse.Namespace) -> int:
         results = args.results_dir or plan.experiment.results_dir or "results"
         run_dir = orchestrate.create_run_dir(plan, results, args.experiment)
     print(f"run dir: {run_dir.path}", file=sys.stderr)
+    with orchestrate.sigterm_as_interrupt():  # a Ctrl-C (exit 130) until the command returns
+        return _execute(args, plan, run_dir)
+
+
+def _execute(args: argparse.Namespace, plan: Plan, run_dir: RunDir) -> int:
+    from specsweep import orchestrate
+
     observer = QuietObserver() if args.quiet or not sys.stderr.isatty() else LiveObserver()
     try:
         opts = {"address": args.ray_address} if args.executor == "ray" else None
@@ -68,6 +76,13 @@ def _run(args: argparse.Namespace) -> int:
             )
         finally:
             observer.close()  # before any message: the live display owns the terminal until then
+    except orchestrate.ReportsInterrupted:
+        print(
+            f"interrupted while writing the reports: every cell is stored, no report was left; write them "
+            f"with: specsweep run --resume {run_dir.path} (or specsweep report {run_dir.path} -o FILE)",
+            file=sys.stderr,
+        )
+        return 130
     except KeyboardInterrupt:
         print(
             f"interrupted: finished cells are kept; continue with: specsweep run --resume {run_dir.path}",
