@@ -19,6 +19,7 @@ and :data:`KERNEL_STAMPS` says which one a run got.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import struct
 import sys
@@ -33,7 +34,28 @@ SO_TIMESTAMPNS: int | None = getattr(
     socket, "SO_TIMESTAMPNS", 35 if sys.platform.startswith("linux") else None
 )
 _TIMESPEC = struct.Struct("@qq")
+_unpack = _TIMESPEC.unpack_from
+# TCP congestion control without pacing for our sockets (see StampedSocket); reno is allowed for every
+# user by default. Set SPECSWEEP_TCP_CONGESTION= (empty) to keep the system default.
+_cc = os.environ.get("SPECSWEEP_TCP_CONGESTION", "reno")
+_UNPACED: bytes | None = _cc.encode() if _cc and hasattr(socket, "TCP_CONGESTION") else None
 _ANC = socket.CMSG_SPACE(_TIMESPEC.size) if hasattr(socket, "CMSG_SPACE") else 0
+
+
+# While a client measures, the age of every read (ns from the kernel's arrival stamp to the read):
+# how late the client got to its sockets, the direct measure of a client falling behind.
+READ_AGES: list[int] | None = None
+
+
+def read_ages_start() -> None:
+    global READ_AGES
+    READ_AGES = []
+
+
+def read_ages_stop() -> list[int]:
+    global READ_AGES
+    ages, READ_AGES = READ_AGES or [], None
+    return ages
 
 
 class StampedSocket(socket.socket):
@@ -51,6 +73,9 @@ class StampedSocket(socket.socket):
         if SO_TIMESTAMPNS is not None and _ANC:
             with contextlib.suppress(OSError):
                 self.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        if _UNPACED is not None:
+            with contextlib.suppress(OSError):
+                self.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, _UNPACED)
 
     def recv(self, bufsize: int, flags: int = 0) -> bytes:
         if not _ANC:
@@ -60,12 +85,15 @@ class StampedSocket(socket.socket):
         data, anc, _flags, _addr = self.recvmsg(bufsize, _ANC, flags)
         real = _real()
         now = _mono()  # read second: any gap between the two readings makes the stamp late, never early
-        for level, kind, raw in anc:
-            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(raw) >= _TIMESPEC.size:
-                sec, nsec = _TIMESPEC.unpack_from(raw)
+        if anc:  # only SO_TIMESTAMPNS is on, so the one control message is the stamp
+            raw = anc[0][2]
+            if len(raw) >= 16:
+                sec, nsec = _unpack(raw)
                 age = real - (sec * 1_000_000_000 + nsec)  # how long the bytes waited to be read
                 self.rx_ns = now - age if age > 0 else now
                 self.kernel = True
+                if READ_AGES is not None:
+                    READ_AGES.append(age)
                 return data
         self.rx_ns = now
         return data

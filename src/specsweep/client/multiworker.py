@@ -144,7 +144,7 @@ class WorkerCore:
         raise ValueError(f"unknown worker message {op!r}; expected one of: clock, setup, run, close")
 
     async def _setup(self, cfg: BenchConfig, model: str | None, share: Share) -> dict[str, Any]:
-        from specsweep.client.runner import Runner, _drive, make_session
+        from specsweep.client.runner import Runner, _drive, make_session, prewarm
         from specsweep.workload.arrivals import arrival_offsets
         from specsweep.workload.prompts import generate, warmup_specs
         from specsweep.workload.scenarios import default_num_prompts
@@ -168,10 +168,13 @@ class WorkerCore:
             self.warm, _ = await _drive(
                 self.runner, warmup_specs(specs[0], share.warmup), None, share.concurrency
             )
+        if share.concurrency:
+            await prewarm(self.session, cfg.base_url, min(share.concurrency, len(self.specs)))
         return {"worker": share.worker, "pid": os.getpid(), "host": _hostname(), "requests": len(self.specs)}
 
     async def _run(self, start_ns: int) -> WorkerResult:
-        from specsweep.client.runner import _drive, _LagMonitor
+        from specsweep import kstamp
+        from specsweep.client.runner import _drive, _LagMonitor, lateness_figures
 
         assert self.share is not None and self.runner is not None
         delay = (start_ns - _now()) / 1e9
@@ -182,15 +185,16 @@ class WorkerCore:
         mon = _LagMonitor()
         mon.start()
         cpu0, wall0 = time.process_time(), time.monotonic()
-        records, sched_lag = await _drive(self.runner, self.specs, self.offsets, self.share.concurrency)
+        kstamp.read_ages_start()
+        try:
+            records, sched_lag = await _drive(self.runner, self.specs, self.offsets, self.share.concurrency)
+        finally:
+            ages = kstamp.read_ages_stop()
         cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
         await mon.stop()
-        lag = np.asarray(mon.lags_ms or [0.0])
         check = {
             "client_cpu_util": cpu / wall if wall > 0 else 0.0,
-            "loop_lag_p50_ms": float(np.percentile(lag, 50)),
-            "loop_lag_p99_ms": float(np.percentile(lag, 99)),
-            "loop_lag_max_ms": float(lag.max()),
+            **lateness_figures(mon.lags_ms, ages if self.runner.kernel_stamps else None),
             "schedule_lag_p99_ms": float(np.percentile(sched_lag, 99)) if sched_lag else 0.0,
             "kernel_stamps": 1.0 if self.runner.kernel_stamps else 0.0,
         }
@@ -465,6 +469,7 @@ def merge_results(
         MAX_LOOP_LAG_P99_MS,
         MAX_SCHEDULE_LAG_P99_MS,
         _result_line,
+        late_p99,
     )
     from specsweep.metrics import compute_metrics
 
@@ -501,6 +506,10 @@ def merge_results(
             "schedule_lag_p99_ms",
         )
     }
+    for k in ("read_delay_p50_ms", "read_delay_p99_ms"):
+        vals = [float(w[k]) for w in per_worker if w.get(k) is not None]
+        if vals and len(vals) == len(per_worker):
+            check[k] = max(vals)
     check["clock_error_max_ms"] = max(w["clock_rtt_ns"] for w in per_worker) / 2e6
     result["self_check"] = {**check, "per_worker": per_worker}
     result["arrival_stamps"] = "kernel" if all(w.get("kernel_stamps") for w in per_worker) else "read"
@@ -510,10 +519,9 @@ def merge_results(
             reasons.append(
                 f"worker {w['worker']}: client CPU saturated ({w['client_cpu_util']:.0%} of one core)"
             )
-        if w["loop_lag_p99_ms"] > MAX_LOOP_LAG_P99_MS:
-            reasons.append(
-                f"worker {w['worker']}: event-loop lag p99 {w['loop_lag_p99_ms']:.1f} ms > {MAX_LOOP_LAG_P99_MS:g} ms"
-            )
+        lag, what = late_p99(w)
+        if lag > MAX_LOOP_LAG_P99_MS:
+            reasons.append(f"worker {w['worker']}: {what} p99 {lag:.1f} ms > {MAX_LOOP_LAG_P99_MS:g} ms")
         if w["schedule_lag_p99_ms"] > MAX_SCHEDULE_LAG_P99_MS:
             reasons.append(
                 f"worker {w['worker']}: arrival schedule late: p99 {w['schedule_lag_p99_ms']:.1f} ms"

@@ -12,6 +12,7 @@ marked invalid instead of silently reporting the client's own delays as server l
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import functools
 import gc
@@ -21,7 +22,7 @@ import math
 import os
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,22 +91,27 @@ class _LagMonitor:
 
 
 class _StampingHandler(ResponseHandler):
-    """aiohttp's response protocol, noting when each read's body bytes arrived.
+    """aiohttp's response protocol, handing each read's body bytes on with their arrival time.
 
-    With hundreds of streams ready at once the reading coroutines wake one after another; a timestamp
-    taken at wake-up would charge that queue to the server. ``data_received`` runs for every socket
-    read, so it notes ``(body bytes so far, arrival ns)`` for each read that fed the current response
-    (``marks``); the reader later splits what it gets at those boundaries, so every SSE event carries
-    the arrival time of the read that completed it. The arrival time is the kernel's receive stamp
-    where the socket is a :class:`~specsweep.kstamp.StampedSocket` (Linux), else the time of the
-    read. ``hdr_ns`` is the arrival of the read that completed the response headers."""
+    With hundreds of streams ready at once, reading coroutines wake one after another, all in one
+    event-loop pass; a timestamp taken at wake-up would charge that queue to the server, and while
+    they run no socket is read. So the body is consumed right here, in the read callback: once the
+    runner has set ``sink`` (after the response headers), every read's new body bytes go to
+    ``sink(data, arrival_ns)`` at once (SSE decoding, parsing, recording) and the runner's coroutine
+    only waits for the end of the body. Bytes that came before the sink was set (with the headers, or
+    before the coroutine resumed) wait in the payload; ``marks`` notes ``(body bytes so far, arrival
+    ns)`` for each such read, so the runner splits them at those boundaries and every SSE event
+    carries the arrival time of the read that completed it. The arrival time is the kernel's receive
+    stamp where the socket is a :class:`~specsweep.kstamp.StampedSocket` (Linux), else the time of
+    the read. ``hdr_ns`` is the arrival of the read that completed the response headers."""
 
-    __slots__ = ("_ksock", "hdr_ns", "marks")
+    __slots__ = ("_ksock", "hdr_ns", "marks", "sink")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.marks: list[tuple[int, int]] = []
         self.hdr_ns = 0
+        self.sink: Callable[[bytes, int], None] | None = None
         self._ksock: kstamp.StampedSocket | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -113,6 +119,9 @@ class _StampingHandler(ResponseHandler):
         self._ksock = kstamp.stamped(transport)
 
     def data_received(self, data: bytes) -> None:
+        if not data:  # aiohttp's own nudge after its reader drained a buffer: no bytes, no stamp
+            super().data_received(data)
+            return
         ks = self._ksock
         t = ks.rx_ns if ks is not None else _now()
         before = getattr(self, "_payload", None)
@@ -121,12 +130,23 @@ class _StampingHandler(ResponseHandler):
         after: Any = getattr(self, "_payload", None)
         if after is None:
             return
-        if after is not before:  # a response's headers were parsed in this read: earlier marks are stale
+        if after is not before:  # a response's headers were parsed in this read: earlier state is stale
             self.marks.clear()
+            self.sink = None
             self.hdr_ns, n0 = t, 0
         n1 = after.total_bytes
-        if n1 > n0:
+        if n1 <= n0:
+            return
+        sink = self.sink
+        if sink is None:
             self.marks.append((n1, t))
+            return
+        try:
+            body = after.read_nowait(-1)
+        except Exception:  # the payload failed (truncated stream...): the runner's wait raises it
+            return
+        if body:
+            sink(body, t)
 
     @property
     def kernel(self) -> bool:
@@ -145,6 +165,55 @@ def _arrival_clock(resp: aiohttp.ClientResponse) -> _StampingHandler | None:
     return proto if isinstance(proto, _StampingHandler) else None
 
 
+class _SendPacer:
+    """At most ``per_pass`` requests start per event-loop pass.
+
+    In a closed loop, streams that end in the same server step all start their next request in the
+    same loop pass; building and writing a request costs ~0.1 ms of Python, so hundreds of them would
+    keep the loop from reading any socket for tens of milliseconds, long enough for two chunks of a
+    stream to land in one read and share a kernel stamp. Spread over passes, reads run in between;
+    the burst takes as long as before, and a request that waits shows it as queue time (the send
+    time is when its bytes leave). Waiters are released in arrival order, ``per_pass`` per pass."""
+
+    __slots__ = ("_loop", "_n", "_pending", "_waiters", "per_pass")
+
+    def __init__(self, per_pass: int = 16) -> None:
+        self.per_pass = per_pass
+        self._n = 0
+        self._pending = False
+        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _next_pass(self) -> None:
+        assert self._loop is not None
+        self._n = 0
+        self._pending = False
+        while self._waiters and self._n < self.per_pass:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)  # its request starts in the next pass
+                self._n += 1
+        if self._n:
+            self._pending = True
+            self._loop.call_soon(self._next_pass)
+
+    async def wait(self) -> None:
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        if self._n < self.per_pass and not self._waiters:
+            self._n += 1
+            if not self._pending:
+                self._pending = True
+                self._loop.call_soon(self._next_pass)
+            return
+        fut = self._loop.create_future()
+        self._waiters.append(fut)
+        if not self._pending:
+            self._pending = True
+            self._loop.call_soon(self._next_pass)
+        await fut
+
+
 class Runner:
     def __init__(self, cfg: BenchConfig, session: aiohttp.ClientSession, tok: Tokenizer, model: str | None):
         self.cfg = cfg
@@ -158,6 +227,7 @@ class Runner:
         # does after every stream): from then on every request gets a fresh connection.
         self._fresh: aiohttp.ClientSession | None = None
         self.kernel_stamps = False  # a response's arrival times came from the kernel
+        self.pacer = _SendPacer()
 
     def _fresh_session(self) -> aiohttp.ClientSession:
         if self._fresh is None:
@@ -195,6 +265,7 @@ class Runner:
         """
         cfg = self.cfg
         st = StreamState()
+        await self.pacer.wait()
         try:
             for attempt in (0, 1):
                 st = StreamState()
@@ -227,6 +298,7 @@ class Runner:
         self, session: aiohttp.ClientSession, rec: RequestRecord, st: StreamState, body: bytes
     ) -> None:
         dialect, count = self.dialect, self.tok.count
+        deadline = time.monotonic() + self.cfg.request_timeout_s
         async with session.post(
             self.url,
             data=body,
@@ -245,8 +317,6 @@ class Runner:
                 return
             dec = SSEDecoder()
             chunk_ns, chunk_tokens = rec.chunk_ns, rec.chunk_tokens
-            marks = clock.marks if clock is not None else []
-            seen = 0  # body bytes handed to us so far
 
             def feed(piece: bytes, t: int) -> None:
                 for payload in dec.feed(piece):
@@ -255,24 +325,50 @@ class Runner:
                         chunk_ns.append(t)
                         chunk_tokens.append(n)
 
-            async for data in resp.content.iter_any():
-                t_read = _now()
-                if not marks:
-                    feed(data, t_read)
-                    seen += len(data)
-                    continue
-                # Split at the socket reads that brought these bytes: each part gets its read's time.
-                start, seen, pos, used = seen, seen + len(data), 0, 0
-                for end, t in marks:
-                    if end > seen:
-                        break
-                    used += 1
-                    if end - start > pos:
-                        feed(data if pos == 0 and end - start == len(data) else data[pos : end - start], t)
-                        pos = end - start
-                del marks[:used]
-                if pos < len(data):  # bytes of a read not noted (should not happen): its time or ours
-                    feed(data[pos:], min(marks[0][1], t_read) if marks else t_read)
+            content = resp.content
+            if clock is None:  # no stamping protocol: the time the coroutine got the bytes
+                async for data in content.iter_any():
+                    feed(data, _now())
+            else:
+                failure: list[BaseException] = []
+
+                def sink(data: bytes, t: int) -> None:  # called from the read callback
+                    if failure:
+                        return
+                    try:
+                        feed(data, t)
+                    except Exception as e:  # a malformed chunk: fail the request, as the reader would
+                        failure.append(e)
+                        content.set_exception(e)
+
+                # What arrived before now waits in the payload: split it at its reads' boundaries.
+                buffered = content.read_nowait(-1)
+                pos = 0
+                for end, t in clock.marks:
+                    if end > pos and pos < len(buffered):
+                        feed(buffered[pos:end], t)
+                        pos = end
+                if pos < len(buffered):
+                    feed(buffered[pos:], _now())
+                clock.marks.clear()
+                clock.sink = sink
+                try:
+                    # aiohttp's total timeout covers its own reads only: this wait keeps the deadline
+                    await asyncio.wait_for(content.wait_eof(), max(0.0, deadline - time.monotonic()))
+                except asyncio.TimeoutError:
+                    raise TimeoutError from None
+                except Exception:
+                    if failure:
+                        raise failure[0] from None
+                    raise
+                finally:
+                    clock.sink = None
+                if failure:
+                    raise failure[0]
+                rest = content.read_nowait(-1)  # bytes fed together with the end (not seen by sink)
+                if rest:
+                    feed(rest, clock.marks[-1][1] if clock.marks else _now())
+                    clock.marks.clear()
             if clock is not None and clock.kernel:
                 self.kernel_stamps = True
             for payload in dec.close():
@@ -349,6 +445,27 @@ async def _drive(
     return records, sched_lag_ms
 
 
+async def prewarm(session: aiohttp.ClientSession, base_url: str, n: int, timeout_s: float = 10.0) -> int:
+    """Open ``n`` keep-alive connections before the measured run (``n`` concurrent GET /v1/models,
+    whatever the answer), so its first round reuses pooled connections like every later round
+    instead of opening them all in one event-loop pass (hundreds of connects and request writes in a
+    row, during which no socket is read). Returns how many answered; failures are ignored: a server
+    that closes connections after each response gets nothing from this, and loses nothing."""
+    if n <= 1:
+        return 0
+    url = base_url.rstrip("/") + "/v1/models"
+
+    async def one() -> bool:
+        try:
+            async with session.get(url, timeout=aiohttp.ClientTimeout(total=timeout_s)) as r:
+                await r.read()
+                return True
+        except (aiohttp.ClientError, TimeoutError, asyncio.TimeoutError, OSError):
+            return False
+
+    return sum(await asyncio.gather(*(one() for _ in range(n))))
+
+
 async def resolve_model(session: aiohttp.ClientSession, cfg: BenchConfig) -> str | None:
     if cfg.model:
         return cfg.model
@@ -407,6 +524,7 @@ class _Measured:
     spec_after: dict[str, Any] | None
     server_accept_length: float | None
     kernel_stamps: bool = False
+    read_age_ns: list[int] | None = None  # kernel stamps only: how long each read's bytes waited
 
 
 async def _measure(
@@ -418,6 +536,8 @@ async def _measure(
     if cfg.warmup_requests > 0:
         warm, _ = await _drive(runner, warmup_specs(specs[0], cfg.warmup_requests), None, cfg.max_concurrency)
         await asyncio.sleep(cfg.warmup_sleep_s)
+    if cfg.max_concurrency:
+        await prewarm(session, base, min(cfg.max_concurrency, len(specs)))
     before = await probes.scrape_spec(session, base) if cfg.scrape_metrics else None
     offsets = (
         None
@@ -432,9 +552,11 @@ async def _measure(
     # error at 5,000 chunks/s in benchmarks/client_overhead.py). Collected right after.
     gc_was_enabled = gc.isenabled()
     gc.disable()
+    kstamp.read_ages_start()
     try:
         records, sched_lag = await _drive(runner, specs, offsets, cfg.max_concurrency)
     finally:
+        ages = kstamp.read_ages_stop()
         if gc_was_enabled:
             gc.enable()
     cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
@@ -443,32 +565,52 @@ async def _measure(
     after = await probes.scrape_spec(session, base) if cfg.scrape_metrics else None
     srv_al = await probes.server_accept_length(session, base) if cfg.scrape_metrics else None
     return _Measured(
-        warm, records, sched_lag, mon.lags_ms, cpu, wall, version, before, after, srv_al, runner.kernel_stamps
-    )
+        warm, records, sched_lag, mon.lags_ms, cpu, wall, version, before, after, srv_al, runner.kernel_stamps,
+        ages,
+    )  # fmt: skip
+
+
+def lateness_figures(loop_lag_ms: list[float], read_age_ns: list[int] | None) -> dict[str, float]:
+    """Event-loop lag (how late a 5 ms sleep wakes) and, with kernel stamps, the read delay (how long
+    each read's bytes had waited in the socket: the direct measure of a client falling behind)."""
+    lag = np.asarray(loop_lag_ms or [0.0])
+    out = {
+        "loop_lag_p50_ms": float(np.percentile(lag, 50)),
+        "loop_lag_p99_ms": float(np.percentile(lag, 99)),
+        "loop_lag_max_ms": float(lag.max()),
+    }
+    if read_age_ns:
+        ages = np.asarray(read_age_ns, dtype=np.float64) / 1e6
+        out["read_delay_p50_ms"] = float(np.percentile(ages, 50))
+        out["read_delay_p99_ms"] = float(np.percentile(ages, 99))
+    return out
+
+
+def late_p99(check: dict[str, Any]) -> tuple[float, str]:
+    """The figure the self-check judges lateness by: the read delay where the kernel stamped arrivals
+    (timestamps do not depend on the loop then; what matters is how long data waited to be read),
+    else the event-loop lag (timestamps are taken when the loop reads)."""
+    if check.get("read_delay_p99_ms") is not None:
+        return float(check["read_delay_p99_ms"]), "socket read delay"
+    return float(check["loop_lag_p99_ms"]), "event-loop lag"
 
 
 def self_check(m: _Measured) -> tuple[dict[str, float], list[str], list[str]]:
     """(figures, reasons the run is invalid, warnings) from the client's own load during the run."""
-    lag = np.asarray(m.loop_lag_ms or [0.0])
     check = {
         "client_cpu_util": m.cpu_s / m.wall_s if m.wall_s > 0 else 0.0,
-        "loop_lag_p50_ms": float(np.percentile(lag, 50)),
-        "loop_lag_p99_ms": float(np.percentile(lag, 99)),
-        "loop_lag_max_ms": float(lag.max()),
+        **lateness_figures(m.loop_lag_ms, m.read_age_ns if m.kernel_stamps else None),
         "schedule_lag_p99_ms": float(np.percentile(m.sched_lag_ms, 99)) if m.sched_lag_ms else 0.0,
     }
     reasons: list[str] = []
     warns: list[str] = []
-    cpu_share, lag_p99, slag = (
-        check["client_cpu_util"],
-        check["loop_lag_p99_ms"],
-        check["schedule_lag_p99_ms"],
-    )
+    cpu_share, slag = check["client_cpu_util"], check["schedule_lag_p99_ms"]
+    lag_p99, what = late_p99(check)
     busy = cpu_share > BUSY_CLIENT_CPU
     if cpu_share > MAX_CLIENT_CPU:
         reasons.append(f"client CPU saturated ({cpu_share:.0%} of one core)")
     if lag_p99 > MAX_LOOP_LAG_P99_MS:
-        msg = f"event-loop lag p99 {lag_p99:.1f} ms > {MAX_LOOP_LAG_P99_MS:g} ms"
+        msg = f"{what} p99 {lag_p99:.1f} ms > {MAX_LOOP_LAG_P99_MS:g} ms"
         if busy:
             reasons.append(f"{msg} with the client busy ({cpu_share:.0%} CPU)")
         else:
