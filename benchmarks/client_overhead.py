@@ -86,6 +86,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--concurrency", type=int, nargs="+", default=[256, 1024])
     ap.add_argument("--gaps-ms", type=float, nargs="+", default=None, help="default: per concurrency sweep")
+    ap.add_argument(
+        "--rates", type=float, nargs="+", default=None, help="offered chunks/s ladder (instead of gaps)"
+    )
+    ap.add_argument("--repeats", type=int, default=1, help="runs per rung (each its own server)")
     ap.add_argument("--chunks", type=int, default=48)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", default=None, help="write a Markdown table here")
@@ -95,14 +99,16 @@ def main() -> None:
         os.sched_setaffinity(0, {0})
     rows = []
     for c in args.concurrency:
-        gaps = args.gaps_ms or [c / r * 1000 for r in (5_000, 10_000, 20_000, 30_000, 40_000, 60_000)]
+        rates = args.rates or (5_000, 10_000, 20_000, 30_000, 40_000, 60_000)
+        gaps = args.gaps_ms or [c / r * 1000 for r in rates]
         for g in gaps:
-            row = measure(c, round(g, 3), args.chunks, args.rounds, 1 if pin else None)
-            rows.append(row)
-            print(
-                " ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()),
-                flush=True,
-            )
+            for _ in range(args.repeats):
+                row = measure(c, round(g, 3), args.chunks, args.rounds, 1 if pin else None)
+                rows.append(row)
+                print(
+                    " ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()),
+                    flush=True,
+                )
     best: dict[int, float] = {}
     for r in rows:
         ok = (r["achieved_chunks_per_s"] >= 0.95 * r["offered_chunks_per_s"] and r["ttft_err_p99_ms"] < 2.0
@@ -115,7 +121,7 @@ def main() -> None:
         f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()} {os.cpu_count()} cores "
         f"({platform.python_version()}); client pinned to CPU 0, server to CPU 1: {pin}.",
         "",
-        f"Command: `python benchmarks/client_overhead.py --concurrency {' '.join(map(str, args.concurrency))}`",
+        "Command: `python benchmarks/client_overhead.py " + " ".join(sys.argv[1:]) + "`",
         "",
         "| concurrency | offered chunks/s | achieved chunks/s | TTFT err p50 (ms) | TTFT err p99 (ms) | chunk err p99 (ms) | client CPU | loop lag p99 (ms) | invalid | arrival stamps |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|:--|:--|",

@@ -177,7 +177,7 @@ class _SendPacer:
 
     __slots__ = ("_loop", "_n", "_pending", "_waiters", "per_pass")
 
-    def __init__(self, per_pass: int = 16) -> None:
+    def __init__(self, per_pass: int = 8) -> None:
         self.per_pass = per_pass
         self._n = 0
         self._pending = False
