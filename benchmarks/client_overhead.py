@@ -76,6 +76,8 @@ def measure(conc: int, gap_ms: float, chunks: int, rounds: int, cpu_server: int 
         "chunk_err_p99_ms": float(np.percentile(chunk_err, 99)) if chunk_err else float("nan"),
         "client_cpu": res["self_check"]["client_cpu_util"],
         "loop_lag_p99_ms": res["self_check"]["loop_lag_p99_ms"],
+        "read_delay_p99_ms": res["self_check"].get("read_delay_p99_ms", float("nan")),
+        "shared_stamp_frac": res["self_check"].get("shared_stamp_frac", float("nan")),
         "failed": res["failed"],
         "invalid": bool(res["invalid"]),
         "stamps": res.get("arrival_stamps", "read"),
@@ -123,14 +125,15 @@ def main() -> None:
         "",
         "Command: `python benchmarks/client_overhead.py " + " ".join(sys.argv[1:]) + "`",
         "",
-        "| concurrency | offered chunks/s | achieved chunks/s | TTFT err p50 (ms) | TTFT err p99 (ms) | chunk err p99 (ms) | client CPU | loop lag p99 (ms) | invalid | arrival stamps |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|:--|:--|",
+        "| concurrency | offered chunks/s | achieved chunks/s | TTFT err p50 (ms) | TTFT err p99 (ms) | chunk err p99 (ms) | client CPU | loop lag p99 (ms) | read delay p99 (ms) | chunks sharing a read | invalid | arrival stamps |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:--|:--|",
     ]
     for r in rows:
         lines.append(
             f"| {r['concurrency']} | {r['offered_chunks_per_s']:.0f} | {r['achieved_chunks_per_s']:.0f} | "
             f"{r['ttft_err_p50_ms']:.2f} | {r['ttft_err_p99_ms']:.2f} | {r['chunk_err_p99_ms']:.2f} | "
-            f"{r['client_cpu']:.0%} | {r['loop_lag_p99_ms']:.2f} | {'yes' if r['invalid'] else 'no'} | {r['stamps']} |"
+            f"{r['client_cpu']:.0%} | {r['loop_lag_p99_ms']:.2f} | {r['read_delay_p99_ms']:.2f} | "
+            f"{r['shared_stamp_frac']:.2%} | {'yes' if r['invalid'] else 'no'} | {r['stamps']} |"
         )
     lines.append("")
     for c, v in sorted(best.items()):

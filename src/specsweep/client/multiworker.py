@@ -174,7 +174,7 @@ class WorkerCore:
 
     async def _run(self, start_ns: int) -> WorkerResult:
         from specsweep import kstamp
-        from specsweep.client.runner import _drive, _LagMonitor, lateness_figures
+        from specsweep.client.runner import _drive, _LagMonitor, lateness_figures, shared_stamp_fraction
 
         assert self.share is not None and self.runner is not None
         delay = (start_ns - _now()) / 1e9
@@ -198,6 +198,8 @@ class WorkerCore:
             "schedule_lag_p99_ms": float(np.percentile(sched_lag, 99)) if sched_lag else 0.0,
             "kernel_stamps": 1.0 if self.runner.kernel_stamps else 0.0,
         }
+        if self.runner.kernel_stamps:
+            check["shared_stamp_frac"] = shared_stamp_fraction(records)
         return WorkerResult(self.share.worker, records, self.warm, check, _hostname(), os.getpid())
 
     def close(self) -> None:
@@ -466,10 +468,9 @@ def merge_results(
     from specsweep.client import probes
     from specsweep.client.runner import (
         MAX_CLIENT_CPU,
-        MAX_LOOP_LAG_P99_MS,
         MAX_SCHEDULE_LAG_P99_MS,
         _result_line,
-        late_p99,
+        lateness_reason,
     )
     from specsweep.metrics import compute_metrics
 
@@ -519,9 +520,9 @@ def merge_results(
             reasons.append(
                 f"worker {w['worker']}: client CPU saturated ({w['client_cpu_util']:.0%} of one core)"
             )
-        lag, what = late_p99(w)
-        if lag > MAX_LOOP_LAG_P99_MS:
-            reasons.append(f"worker {w['worker']}: {what} p99 {lag:.1f} ms > {MAX_LOOP_LAG_P99_MS:g} ms")
+        late = lateness_reason(w)
+        if late:
+            reasons.append(f"worker {w['worker']}: {late}")
         if w["schedule_lag_p99_ms"] > MAX_SCHEDULE_LAG_P99_MS:
             reasons.append(
                 f"worker {w['worker']}: arrival schedule late: p99 {w['schedule_lag_p99_ms']:.1f} ms"

@@ -1,0 +1,35 @@
+"""The self-check's lateness rule: kernel-stamped runs are judged by merged arrivals, not by lag."""
+
+from __future__ import annotations
+
+from specsweep.client.runner import MAX_SHARED_STAMPS, lateness_reason, shared_stamp_fraction
+from specsweep.records import RequestRecord
+
+
+def _rec(chunk_ns: list[int], error: str | None = None) -> RequestRecord:
+    r = RequestRecord(
+        index=0, is_warmup=False, worker=0, prompt_len=1, output_len=len(chunk_ns), scheduled_ns=0
+    )
+    r.chunk_ns = chunk_ns
+    r.error_kind = error
+    return r
+
+
+def test_shared_stamp_fraction_counts_consecutive_equal_arrivals_of_ok_streams() -> None:
+    recs = [_rec([1, 2, 2, 3]), _rec([5, 5]), _rec([7, 7, 7], error="disconnect"), _rec([9])]
+    assert shared_stamp_fraction(recs) == 2 / 4  # (2,2) and (5,5) of 3 + 1 pairs; failed and 1-chunk skipped
+    assert shared_stamp_fraction([]) == 0.0
+
+
+def test_kernel_stamped_run_is_judged_by_merged_arrivals_not_by_read_delay() -> None:
+    slow_but_exact = {"loop_lag_p99_ms": 40.0, "read_delay_p99_ms": 25.0, "shared_stamp_frac": 0.0}
+    assert lateness_reason(slow_but_exact) is None
+    merged = {**slow_but_exact, "shared_stamp_frac": MAX_SHARED_STAMPS * 3}
+    reason = lateness_reason(merged)
+    assert reason is not None and "shared a socket read" in reason and "25.0 ms" in reason
+
+
+def test_read_time_stamps_are_judged_by_event_loop_lag() -> None:
+    assert lateness_reason({"loop_lag_p99_ms": 4.0}) is None
+    reason = lateness_reason({"loop_lag_p99_ms": 40.0})
+    assert reason is not None and "event-loop lag p99 40.0 ms" in reason
