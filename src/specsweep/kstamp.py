@@ -18,6 +18,7 @@ and :data:`KERNEL_STAMPS` says which one a run got.
 
 from __future__ import annotations
 
+import array
 import contextlib
 import os
 import socket
@@ -42,20 +43,35 @@ _UNPACED: bytes | None = _cc.encode() if _cc and hasattr(socket, "TCP_CONGESTION
 _ANC = socket.CMSG_SPACE(_TIMESPEC.size) if hasattr(socket, "CMSG_SPACE") else 0
 
 
-# While a client measures, the age of every read (ns from the kernel's arrival stamp to the read):
-# how late the client got to its sockets, the direct measure of a client falling behind.
-READ_AGES: list[int] | None = None
+# While a client measures, the age of its reads (ns from the kernel's arrival stamp to the read): how
+# late the client got to its sockets. Bounded: past _AGES_CAP samples, every other one is dropped and
+# from then on only every 2nd (4th, ...) read is kept, so a long run keeps an even sample in <= 8 MB.
+_AGES_CAP = 1 << 20
+READ_AGES: array.array[int] | None = None
+_stride = 1
+_tick = 0
 
 
 def read_ages_start() -> None:
-    global READ_AGES
-    READ_AGES = []
+    global READ_AGES, _stride, _tick
+    READ_AGES, _stride, _tick = array.array("q"), 1, 0
 
 
 def read_ages_stop() -> list[int]:
     global READ_AGES
-    ages, READ_AGES = READ_AGES or [], None
-    return ages
+    ages, READ_AGES = READ_AGES, None
+    return ages.tolist() if ages is not None else []
+
+
+def _note_age(age: int) -> None:
+    global READ_AGES, _stride, _tick
+    tick, _tick = _tick, _tick + 1
+    if READ_AGES is None or tick % _stride:
+        return
+    READ_AGES.append(age)  # the sample holds reads 0, s, 2s, ... (s = the stride): even after thinning
+    if len(READ_AGES) >= _AGES_CAP:
+        READ_AGES = READ_AGES[::2]
+        _stride *= 2
 
 
 class StampedSocket(socket.socket):
@@ -93,7 +109,7 @@ class StampedSocket(socket.socket):
                 self.rx_ns = now - age if age > 0 else now
                 self.kernel = True
                 if READ_AGES is not None:
-                    READ_AGES.append(age)
+                    _note_age(age)
                 return data
         self.rx_ns = now
         return data
