@@ -15,10 +15,25 @@ def _rec(chunk_ns: list[int], error: str | None = None) -> RequestRecord:
     return r
 
 
+MS = 1_000_000
+
+
 def test_shared_stamp_fraction_counts_consecutive_equal_arrivals_of_ok_streams() -> None:
-    recs = [_rec([1, 2, 2, 3]), _rec([5, 5]), _rec([7, 7, 7], error="disconnect"), _rec([9])]
-    assert shared_stamp_fraction(recs) == 2 / 4  # (2,2) and (5,5) of 3 + 1 pairs; failed and 1-chunk skipped
+    recs = [
+        _rec([0, 10 * MS, 10 * MS, 30 * MS]),
+        _rec([0, 0, 9 * MS]),
+        _rec([7, 7, 7], error="disconnect"),
+        _rec([9]),
+    ]
+    # (10,10) and (0,0) of 3 + 2 pairs; the failed and the one-chunk stream do not count
+    assert shared_stamp_fraction(recs) == 2 / 5
     assert shared_stamp_fraction([]) == 0.0
+
+
+def test_merges_in_streams_faster_than_the_resolution_are_not_damage() -> None:
+    fast = _rec([0, 100_000, 100_000, 300_000, 300_000])  # chunks 0.1 ms apart: merges cost < 0.1 ms
+    assert shared_stamp_fraction([fast]) == 0.0
+    assert shared_stamp_fraction([fast], min_gap_ns=10_000) == 2 / 4
 
 
 def test_kernel_stamped_run_is_judged_by_merged_arrivals_not_by_read_delay() -> None:
