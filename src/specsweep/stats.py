@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -34,6 +34,20 @@ def _rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
+# Statistics numpy can apply to every resample at once (one call on a resamples x n matrix, axis=1)
+# instead of once per resample: the report of a 1,200-cell run spent 78 of its 88 s in that loop.
+_AXIS_STATS: frozenset[Any] = frozenset(
+    {np.mean, np.median, np.nanmean, np.nanmedian, np.sum, np.max, np.min}
+)
+
+
+def _resampled(stat: Stat, x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``stat`` of every resample ``x[idx[k]]`` (rows of ``idx``)."""
+    if stat in _AXIS_STATS:
+        return np.asarray(stat(x[idx], axis=1), dtype=float)  # type: ignore[call-arg]
+    return np.array([stat(x[i]) for i in idx], dtype=float)
+
+
 def bootstrap_ci(
     values: Sequence[float],
     stat: Stat = np.mean,
@@ -53,7 +67,7 @@ def bootstrap_ci(
         v = float(stat(x))
         return v, v
     idx = _rng(seed).integers(0, x.size, size=(n_resamples, x.size))
-    stats = np.array([stat(x[i]) for i in idx], dtype=float)
+    stats = _resampled(stat, x, idx)
     alpha = (1.0 - confidence) / 2.0
     return float(np.quantile(stats, alpha)), float(np.quantile(stats, 1.0 - alpha))
 
@@ -74,8 +88,8 @@ def bootstrap_ratio_ci(
     rng = _rng(seed)
     ia = rng.integers(0, xa.size, size=(n_resamples, xa.size))
     ib = rng.integers(0, xb.size, size=(n_resamples, xb.size))
-    num = np.array([stat(xa[i]) for i in ia], dtype=float)
-    den = np.array([stat(xb[i]) for i in ib], dtype=float)
+    num = _resampled(stat, xa, ia)
+    den = _resampled(stat, xb, ib)
     ratios = num / den - 1.0
     alpha = (1.0 - confidence) / 2.0
     return float(np.quantile(ratios, alpha)), float(np.quantile(ratios, 1.0 - alpha))
