@@ -33,8 +33,8 @@ concurrency 256 and 26,800 at 1024 with TTFT error p99 <= 0.02 ms** (two repeats
 core) - arrivals are the kernel's receive stamps, bodies are consumed in the read callback, and TCP
 pacing is off on our sockets (target >= 20,000 with < 2 ms p99: met). Against the same firehose,
 `sglang.bench_serving`, `vllm bench serve` and AIPerf are in the peers section with their own TTFT
-errors against the server's truth. One sim process writes every chunk within 1 ms p99 up to 64
-concurrent streams (0.71 ms) and keeps up with 512 streams at p99 4.8 ms (target 512 under 1 ms: not
+errors against the server's truth. One sim process writes every chunk within 1 ms p99 at 64
+concurrent streams in two of four runs (0.68-0.71 ms; 1.4-2.5 ms in the others) and keeps up with 512 streams at p99 4.8 ms (target 512 under 1 ms: not
 met - the per-stream kernel send of a step's burst, ~8.5 us each, needs several cores).
 
 Regenerate this page: `python benchmarks/assemble_performance_doc.py` (after running the scripts).

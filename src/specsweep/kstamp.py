@@ -12,8 +12,8 @@ to the kernel (``send``), so a request's send time excludes the client's own pre
 the arrival time of the bytes just returned on ``time.monotonic_ns()``'s clock (the kernel stamps
 ``CLOCK_REALTIME``; the conversion uses both clocks read together at the ``recv``, so a later
 step of the wall clock does not matter). Where the kernel gives no stamp (another OS, or an event loop
-that does not read through the Python socket, such as uvloop), ``rx_ns`` is the time of the ``recv``
-and :data:`KERNEL_STAMPS` says which one a run got.
+that does not read through the Python socket, such as uvloop), ``rx_ns`` is the time of the ``recv``;
+``StampedSocket.kernel`` says which one a socket got (a run's result says it as ``arrival_stamps``).
 """
 
 from __future__ import annotations

@@ -186,8 +186,14 @@ class _SendPacer:
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
         self._loop: asyncio.AbstractEventLoop | None = None
 
+    def _schedule(self) -> None:
+        """Run :meth:`_next_pass` at the start of the next loop pass (once)."""
+        if not self._pending:
+            self._pending = True
+            assert self._loop is not None
+            self._loop.call_soon(self._next_pass)
+
     def _next_pass(self) -> None:
-        assert self._loop is not None
         self._n = 0
         self._pending = False
         while self._waiters and self._n < self.per_pass:
@@ -196,23 +202,17 @@ class _SendPacer:
                 fut.set_result(None)  # its request starts in the next pass
                 self._n += 1
         if self._n:
-            self._pending = True
-            self._loop.call_soon(self._next_pass)
+            self._schedule()
 
     async def wait(self) -> None:
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
+        self._schedule()
         if self._n < self.per_pass and not self._waiters:
             self._n += 1
-            if not self._pending:
-                self._pending = True
-                self._loop.call_soon(self._next_pass)
             return
         fut = self._loop.create_future()
         self._waiters.append(fut)
-        if not self._pending:
-            self._pending = True
-            self._loop.call_soon(self._next_pass)
         await fut
 
 
@@ -367,10 +367,9 @@ class Runner:
                     clock.sink = None
                 if failure:
                     raise failure[0]
-                rest = content.read_nowait(-1)  # bytes fed together with the end (not seen by sink)
+                rest = content.read_nowait(-1)  # defensive: body bytes the sink did not get
                 if rest:
-                    feed(rest, clock.marks[-1][1] if clock.marks else _now())
-                    clock.marks.clear()
+                    feed(rest, _now())
             if clock is not None and clock.kernel:
                 self.kernel_stamps = True
             for payload in dec.close():
@@ -605,12 +604,6 @@ def shared_stamp_fraction(records: Sequence[RequestRecord], min_gap_ns: int = 2_
     return same / pairs if pairs else 0.0
 
 
-def late_p99(check: dict[str, Any]) -> tuple[float, str]:
-    """The figure the self-check judges lateness by where arrivals are stamped at read time: the
-    event-loop lag (a late loop means late timestamps)."""
-    return float(check["loop_lag_p99_ms"]), "event-loop lag"
-
-
 def lateness_reason(check: dict[str, Any]) -> str | None:
     """Why the client's lateness damaged this run's timestamps, or None. Kernel-stamped runs: chunks
     that shared a read (more than MAX_SHARED_STAMPS of consecutive pairs) - a slow read alone does
@@ -621,9 +614,9 @@ def lateness_reason(check: dict[str, Any]) -> str | None:
             return (f"{frac:.1%} of consecutive chunks shared a socket read (socket read delay p99 "
                     f"{check['read_delay_p99_ms']:.1f} ms): their arrival times merged")  # fmt: skip
         return None
-    lag, what = late_p99(check)
+    lag = float(check["loop_lag_p99_ms"])  # read-time stamps: a late loop means late timestamps
     if lag > MAX_LOOP_LAG_P99_MS:
-        return f"{what} p99 {lag:.1f} ms > {MAX_LOOP_LAG_P99_MS:g} ms"
+        return f"event-loop lag p99 {lag:.1f} ms > {MAX_LOOP_LAG_P99_MS:g} ms"
     return None
 
 

@@ -368,13 +368,13 @@ class SimServer:
     def _emit(self, prepared: list[tuple[_Req, bytes, int, int]], target: float) -> None:
         """At the deadline: one socket write per stream, in one pass; bookkeeping afterwards."""
         mono = time.monotonic_ns
-        write = os.write
         sched_ns = int(target * 1e9)
         to_epoch = time.time_ns() - mono()  # one epoch reading per step, not per chunk
+        times = (sched_ns, to_epoch)
         finished: list[_Req] = []
         lost: list[_Req] = []
         pool = self._pool
-        direct: list[tuple[_Req, int, bytes, int]] = []  # for the writer threads: (req, fd, frame, n)
+        direct: list[tuple[_Req, bytes, int]] = []  # for the writer threads: (req, frame, n)
         if pool is not None and len(prepared) < 4 * self.cfg.writer_threads:
             pool = None  # a small step: threads would cost more than they save
         for req, frame, n, flags in prepared:
@@ -391,20 +391,10 @@ class SimServer:
                 continue
             if req.fd >= 0 and not flags & _DISCONNECT and not t.get_write_buffer_size():
                 if pool is not None:
-                    direct.append((req, req.fd, frame, n))
+                    direct.append((req, frame, n))
                 else:
-                    # Straight to the socket (asyncio holds nothing for it, so order is kept): half the
-                    # cost of transport.write (docs/perf/sim_capacity.md); asyncio sends any tail.
-                    m = mono()
-                    try:
-                        k = write(req.fd, frame)
-                    except (BlockingIOError, InterruptedError):
-                        k = 0
-                    except OSError:
-                        k = -1  # a dead connection: asyncio's transport meets the error and closes
-                    if req.truth is not None:  # stamped as the bytes go to send(2): never seen earlier
-                        req.truth.append((m, m + to_epoch, sched_ns, n))
-                    if k < len(frame):
+                    k = _send_frame(req, frame, n, times)
+                    if k < len(frame):  # the tail, or all of it on a dead connection (asyncio closes it)
                         t.write(frame[k:] if k > 0 else frame)
             else:
                 if req.truth is not None:
@@ -421,9 +411,7 @@ class SimServer:
             assert pool is not None
             w = self.cfg.writer_threads
             parts = [direct[i::w] for i in range(w)]
-            for req, rest in (
-                x for part in pool.map(_write_raw, parts, [(sched_ns, to_epoch)] * w) for x in part
-            ):
+            for req, rest in (x for part in pool.map(_write_raw, parts, [times] * w) for x in part):
                 t = req.transport
                 if rest is None or t is None or t.is_closing():
                     lost.append(req)
@@ -859,28 +847,35 @@ class SimServer:
         )
 
 
-def _write_raw(
-    items: list[tuple[_Req, int, bytes, int]], times: tuple[int, int]
-) -> list[tuple[_Req, bytes | None]]:
-    """Writer thread: send each frame straight to its socket (send(2) releases the GIL, so threads
-    write in parallel). Only used for sockets asyncio holds nothing for; returns what is left to
-    write (the unsent tail, or None for a dead connection)."""
+def _send_frame(req: _Req, frame: bytes, n: int, times: tuple[int, int]) -> int:
+    """``os.write`` a step's frame straight to the request's socket (only for sockets asyncio holds
+    nothing for, so order is kept; half the cost of ``transport.write``, docs/perf/sim_capacity.md).
+    Returns the bytes sent (the caller hands any tail to asyncio), or -1 for a dead connection. The
+    truth stamp is taken as the bytes go to send(2): a reader never sees them earlier."""
     sched_ns, to_epoch = times
-    mono = time.monotonic_ns
-    write = os.write
+    m = time.monotonic_ns()
+    try:
+        k = os.write(req.fd, frame)
+    except (BlockingIOError, InterruptedError):
+        k = 0
+    except OSError:
+        return -1
+    if req.truth is not None:
+        req.truth.append((m, m + to_epoch, sched_ns, n))
+    return k
+
+
+def _write_raw(
+    items: list[tuple[_Req, bytes, int]], times: tuple[int, int]
+) -> list[tuple[_Req, bytes | None]]:
+    """Writer thread: :func:`_send_frame` for each item (send(2) releases the GIL, so threads write
+    in parallel); returns what is left to write (the unsent tail, or None for a dead connection)."""
     left: list[tuple[_Req, bytes | None]] = []
-    for req, fd, frame, n in items:
-        m = mono()
-        try:
-            k = write(fd, frame)
-        except (BlockingIOError, InterruptedError):
-            k = 0
-        except OSError:
+    for req, frame, n in items:
+        k = _send_frame(req, frame, n, times)
+        if k < 0:
             left.append((req, None))
-            continue
-        if req.truth is not None:
-            req.truth.append((m, m + to_epoch, sched_ns, n))
-        if k < len(frame):
+        elif k < len(frame):
             left.append((req, frame[k:]))
     return left
 
