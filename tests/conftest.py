@@ -1,4 +1,5 @@
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -22,3 +23,10 @@ def specsweep_cmd() -> list[str]:
 
 
 os.environ.setdefault("PYTHONUNBUFFERED", "1")
+
+# A shell that starts the tests in the background (`cmd &`, nohup, some CI runners) leaves SIGINT
+# ignored, and an ignored signal stays ignored in every child: the Ctrl-C tests would then test
+# nothing (the grid never sees the signal). Give this process Python's handler; children started
+# from it get the default disposition, as under a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
