@@ -43,6 +43,10 @@ VLLM_BASE: dict[str, Any] = {
     # sensitivity table in docs/simulator-calibration.md); 2048 gets the st=3/st=5 winners right most often
     "prefill_chunk": 2048,
     "graph_cap": 512,  # vLLM max_cudagraph_capture_size default
+    # vLLM V1 dispatches CUDA graphs by the step's total scheduled tokens, prefill chunk included, but
+    # these runs show no such penalty (st=3 at c=96/128 scales linearly with N = 512 + prefill); with it
+    # the fit's cost drops 1% and the st=3 advantage at c >= 96 is lost (sensitivity table)
+    "graph_counts_prefill": False,
     "moe_n0": 32.0,  # 1 - exp(-N/32): distinct experts of top-8-of-256 routing (DeepSeek-V3 style)
     "t0_ms": 5.0, "c_tok_ms": 0.01, "c_kv_ms": 0.01, "prefill_ms_per_tok": 0.01,
     "prefill_ms_per_tok2": 0.001, "admit_ms": 20.0, "cliff_ms": 0.0, "moe_ms": 2.0,
@@ -55,6 +59,7 @@ SGLANG_BASE: dict[str, Any] = {
     "draft_steps": 3,
     "chunk_includes_decode": False,  # SGLang's chunked_prefill_size is for prefill alone
     "graph_cap": 1024,  # SGLang captures by batch size (cuda_graph_max_bs); no cliff below c=128 here
+    "graph_counts_prefill": False,  # SGLang's prefill batches never use the decode graphs
 }
 DESCRIPTIONS = {
     "v4flash-dspark-st3": "DeepSeek-V4-Flash, vLLM DSpark fork, TP=8, FP8 KV, --spec-tokens 3. Cost model fitted "
@@ -67,6 +72,8 @@ DESCRIPTIONS = {
     "model fitted on the reference EAGLE rows; acceptance is a prior (the DSpark first three positions).",
 }
 DSPARK_SCAN = ["--scan", "admit_delay_steps=3,4,5", "--pair-weight", "3"]
+HOLDOUT_CHUNKS = [1024, 2048, 4096, 8192]  # the hold-out scans prefill_chunk itself
+SPREAD_SEEDS = (1, 2, 3, 4)  # engine seeds besides 0 for the seed-spread section
 # SGLang structure the data has to choose: the input-pipeline delay, chunked_prefill_size, whether
 # prefill is mixed into decode batches (SGLang's default: not) and how fast the MoE expert-load term
 # saturates (SGLang's MoE backend for these runs is unknown; the vLLM value 32 is one candidate)
@@ -128,7 +135,8 @@ def fit_all(csv: Path, work: Path) -> Path:
                  *extra, "-o", str(PROFILES / f"{name}.yaml")])  # fmt: skip
         annotate(PROFILES / f"{name}.yaml", work)
     # the hold-out picks its structure from the st=3 rows alone (prefill_chunk too, unlike the shipped fit)
-    sim_fit([*common, "--scan", "prefill_chunk=1024,2048,4096,8192", "--method", "dspark", "--spec-tokens", "3",
+    chunks = ",".join(map(str, HOLDOUT_CHUNKS))
+    sim_fit([*common, "--scan", f"prefill_chunk={chunks}", "--method", "dspark", "--spec-tokens", "3",
              "--holdout-spec-tokens", "5", "--k", "3", "--name", "holdout-st3",
              "-o", str(work / "holdout-st3.yaml")])  # fmt: skip
     sim_fit([str(results), "--acceptance", EAGLE_PRIOR, "--description", DESCRIPTIONS["v4flash-eagle"], "--base", str(work / "base-sglang.yaml"), *EAGLE_SCAN,
@@ -173,6 +181,101 @@ def sensitivity(csv: Path) -> list[str]:
             f" | {median_abs_pct(s3, 'mean_tpot_ms'):.1f} | {median_abs_pct(s5, 'total_throughput'):.1f}"
             f" | {median_abs_pct(s5, 'mean_tpot_ms'):.1f} | {w['agree']}/{w['cells']} |"
         )
+    out += [
+        "",
+        "## Sensitivity: graph_counts_prefill (does a mixed step over the graph cap run eager?)",
+        "",
+        "vLLM V1 picks a CUDA graph by the step's total scheduled tokens, so a mixed decode + prefill step",
+        "over `graph_cap` runs eager; the shipped fit counts verified tokens only. Same command as the",
+        "shipped profiles with the flag fixed each way; *plain* winners use the scenarios' own length samples.",
+        "",
+        "| graph_counts_prefill | training cost | cliff_ms | st=3 tok/s | st=3 TPOT | st=5 tok/s | st=5 TPOT"
+        " | st winners (replay) | st winners (plain) | st=3 / st=5 tok/s, stress c=128 (obs 1.31) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for counts in (False, True):
+        base = Profile(**{**VLLM_BASE, "graph_counts_prefill": counts})
+        res = fit(
+            list(cells), base, k=3, acceptance=PRIOR, pair_weight=3.0, scan={"admit_delay_steps": [3, 4, 5]}
+        )
+        cost = min(x["cost"] for x in res.profile.fit["scan"])
+        p3 = res.profile
+        p5 = p3.model_copy(update={"k": 5, "survival": [float(x) for x in PRIOR.split(",")]})
+        s3, s5 = score(p3, st3), score(p5, st5)
+        w, wp = winners(s3, s5), winners(score(p3, st3, replay=False), score(p5, st5, replay=False))
+        tp = [
+            next(
+                r["total_throughput"]["pred"]
+                for r in sc
+                if (r["scenario"], r["concurrency"]) == ("stress_standard", 128)
+            )
+            for sc in (s3, s5)
+        ]
+        ratio = tp[0] / tp[1]
+        out.append(
+            f"| {counts} | {cost:.4f} | {p3.cliff_ms:.1f} | {median_abs_pct(s3, 'total_throughput'):.1f}"
+            f" | {median_abs_pct(s3, 'mean_tpot_ms'):.1f} | {median_abs_pct(s5, 'total_throughput'):.1f}"
+            f" | {median_abs_pct(s5, 'mean_tpot_ms'):.1f} | {w['agree']}/{w['cells']} | {wp['agree']}/{wp['cells']}"
+            f" | {ratio:.2f} |"
+        )
+    return [*out, ""]
+
+
+def seed_spread(csv: Path) -> list[str]:
+    """How much the figures move with the engine seed (acceptance draws, length samples): the hold-out
+    refitted and scored per seed, and the shipped profiles scored per seed."""
+    import statistics
+
+    from specsweep.sim.calibration import median_abs_pct, score, winners
+    from specsweep.sim.fit import fit, rows_to_cells
+    from specsweep.sim.profile import Profile, load_profile
+    from specsweep.sim.reference import reference_rows
+
+    rows = reference_rows(csv)
+    st3 = [r for r in rows if r["label"] == "dspark-st3"]
+    st5 = [r for r in rows if r["label"] == "dspark-st5"]
+    eagle = [r for r in rows if r["label"] == "eagle"]
+    scan = {"admit_delay_steps": [3, 4, 5], "prefill_chunk": HOLDOUT_CHUNKS}
+    out = [
+        "## Seed spread",
+        "",
+        "Every figure above is one engine seed (0). The engine samples acceptance per step and the",
+        "replayed lengths per request, so a cell of 32 prompts is itself a small sample; these tables",
+        "show how far the medians move with the seed (same commands, `seed` = 0..4).",
+        "",
+        "Hold-out (fit on st=3 with the seed, score st=5 with the same seed):",
+        "",
+        "| seed | admit_delay_steps | prefill_chunk | st=5 tok/s | st=5 TPOT | st winners |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    tok, tpot = [], []
+    for seed in (0, *SPREAD_SEEDS):
+        hp = fit(rows_to_cells(st3), Profile(**VLLM_BASE), k=3, acceptance=PRIOR, pair_weight=3.0, seed=seed,
+                 scan=scan).profile  # fmt: skip
+        p5 = hp.model_copy(update={"k": 5, "survival": [float(x) for x in PRIOR.split(",")]})
+        s3, s5 = score(hp, st3, seed=seed), score(p5, st5, seed=seed)
+        tok.append(median_abs_pct(s5, "total_throughput"))
+        tpot.append(median_abs_pct(s5, "mean_tpot_ms"))
+        out.append(f"| {seed} | {hp.admit_delay_steps} | {hp.prefill_chunk} | {tok[-1]:.1f}"
+                   f" | {tpot[-1]:.1f} | {winners(s3, s5)['agree']}/18 |")  # fmt: skip
+    out += [
+        f"| mean | | | {statistics.mean(tok):.1f} | {statistics.mean(tpot):.1f} | |",
+        "",
+        "Shipped profiles scored with each seed (replay; tok/s / TPOT median abs error %):",
+        "",
+        "| profile | " + " | ".join(f"seed {s}" for s in (0, *SPREAD_SEEDS)) + " | mean |",
+        "|---|" + "---:|" * (2 + len(SPREAD_SEEDS)),
+    ]
+    for name, rs in (("v4flash-dspark-st3", st3), ("v4flash-dspark-st5", st5), ("v4flash-eagle", eagle)):
+        prof = load_profile(name)
+        cells, m_tok, m_tpot = [], [], []
+        for seed in (0, *SPREAD_SEEDS):
+            sc = score(prof, rs, seed=seed)
+            m_tok.append(median_abs_pct(sc, "total_throughput"))
+            m_tpot.append(median_abs_pct(sc, "mean_tpot_ms"))
+            cells.append(f"{m_tok[-1]:.1f} / {m_tpot[-1]:.1f}")
+        cells.append(f"**{statistics.mean(m_tok):.1f} / {statistics.mean(m_tpot):.1f}**")
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
     return [*out, ""]
 
 
@@ -287,7 +390,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--csv", type=Path, default=None, help="reference CSV (default ../shared/reference/...)")
     ap.add_argument("--work", type=Path, default=None, help="keep the results dir and hold-out fit here")
     ap.add_argument("--score", action="store_true", help="only score the shipped profiles")
-    ap.add_argument("--no-sensitivity", action="store_true", help="skip the prefill_chunk sensitivity fits")
+    ap.add_argument(
+        "--no-sensitivity",
+        action="store_true",
+        help="skip the prefill_chunk sensitivity fits and the seed spread",
+    )
     args = ap.parse_args(argv)
     sys.path.insert(0, str(REPO / "src"))
     csv = args.csv or default_csv()
@@ -301,7 +408,9 @@ def main(argv: list[str] | None = None) -> int:
         holdout = None if args.score else fit_all(Path(csv), work)
         if args.score and args.work and (args.work / "holdout-st3.yaml").is_file():
             holdout = args.work / "holdout-st3.yaml"
-        extra = None if (args.score or args.no_sensitivity) else sensitivity(Path(csv))
+        extra = (
+            None if (args.score or args.no_sensitivity) else sensitivity(Path(csv)) + seed_spread(Path(csv))
+        )
         text = score_all(Path(csv), holdout, extra)
     if holdout is None and FIGURES.is_file():
         print(text)

@@ -228,6 +228,27 @@ def test_step_time_follows_the_cost_model() -> None:
     assert (s2.end - s2.start) * 1000 == pytest.approx(1.0 + 0.1 * 6 + 7.0)
 
 
+def test_graph_cap_counts_prefill_tokens_only_when_told() -> None:
+    """vLLM picks a CUDA graph by the step's total scheduled tokens: a decode step under the cap that
+    also prefills a chunk runs eager (pays the cliff) with graph_counts_prefill, not without it."""
+    costs = {}
+    for counts in (False, True):
+        prof = _profile(k=1, survival=[0.5], t0_ms=1.0, c_tok_ms=0.0, c_kv_ms=0.0, prefill_ms_per_tok=0.0,
+                        prefill_ms_per_tok2=0.0, admit_ms=0.0, cliff_ms=7.0, graph_cap=50, moe_ms=0.0,
+                        prefill_chunk=1000, admit_delay_steps=0, graph_counts_prefill=counts)  # fmt: skip
+        eng = Engine(prof, seed=0)
+        eng.add("a", 10, 100)
+        s0 = eng.step()  # prefill 10 tokens alone: under the cap either way
+        assert s0 is not None and (s0.end - s0.start) * 1000 == pytest.approx(1.0)
+        eng.add("b", 60, 5)
+        s1 = eng.step()  # a verifies 2 tokens (under the cap) while b prefills 60: 62 > 50
+        assert s1 is not None and s1.features[1] == 2.0 and s1.features[3] == 60.0
+        costs[counts] = (s1.end - s1.start) * 1000
+        s2 = eng.step()  # a and b decode: 4 tokens, no prefill: graphs again
+        assert s2 is not None and (s2.end - s2.start) * 1000 == pytest.approx(1.0)
+    assert costs == {False: pytest.approx(1.0), True: pytest.approx(8.0)}
+
+
 def test_unmixed_prefill_pauses_decoding_while_a_prompt_is_prefilled() -> None:
     """SGLang's default: an iteration with prefill work is a prefill batch; decoding waits for it."""
     for mixed in (True, False):

@@ -170,3 +170,19 @@ def test_scan_takes_moe_n0_and_mixed_prefill() -> None:
     assert res.profile.mixed_prefill is False
     costs = {s["mixed_prefill"]: s["cost"] for s in res.profile.fit["scan"]}
     assert costs[False] < costs[True]
+
+
+def test_scan_recovers_graph_counts_prefill() -> None:
+    """Rows made by an engine whose mixed steps over the graph cap pay the cliff: the scan picks that."""
+    from specsweep.sim.fit import parse_scan
+
+    assert parse_scan(["graph_counts_prefill=0,1"]) == {"graph_counts_prefill": [0, 1]}
+    truth = _truth(2).model_copy(update={"graph_counts_prefill": True, "cliff_ms": 6.0, "graph_cap": 64})
+    rows = _rows(truth, CELLS[:5])
+    base = _base().model_copy(update={"graph_cap": 64})
+    res = fit(rows_to_cells(rows), base, k=2, acceptance="0.7,0.45", loss="linear",
+              scan={"graph_counts_prefill": [0, 1]})  # fmt: skip
+    assert res.profile.graph_counts_prefill is True
+    assert res.profile.cliff_ms == pytest.approx(6.0, rel=0.05)
+    costs = {s["graph_counts_prefill"]: s["cost"] for s in res.profile.fit["scan"]}
+    assert costs[True] < costs[False]

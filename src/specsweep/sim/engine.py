@@ -295,6 +295,7 @@ class Engine:
             self._prefilling = still
 
         verified = n * (k + 1)
+        graph_tokens = verified + prefill_tokens if p.graph_counts_prefill else verified
         feats = (
             1.0,
             float(verified),
@@ -302,7 +303,7 @@ class Engine:
             float(prefill_tokens),
             attn / 1000.0,
             1.0 if admitted else 0.0,
-            1.0 if verified > p.graph_cap else 0.0,
+            1.0 if graph_tokens > p.graph_cap else 0.0,
             float(p.draft_steps) if n else 0.0,
             1.0 - math.exp(-verified / p.moe_n0),
         )

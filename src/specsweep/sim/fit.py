@@ -38,7 +38,7 @@ from specsweep.workload.scenarios import BUILTIN, Scenario, default_num_prompts
 
 METRICS = ("total_throughput", "mean_tpot_ms", "mean_ttft_ms")
 # structural profile fields that change the event sequence (or, moe_n0, the shape of a feature);
-# ``--scan`` tries candidates. mixed_prefill takes 0/1.
+# ``--scan`` tries candidates. mixed_prefill and graph_counts_prefill take 0/1.
 SCAN_FIELDS = (
     "admit_delay_steps",
     "prefill_chunk",
@@ -47,8 +47,9 @@ SCAN_FIELDS = (
     "kv_tokens",
     "moe_n0",
     "mixed_prefill",
+    "graph_counts_prefill",
 )
-_BOOL_FIELDS = ("mixed_prefill",)
+_BOOL_FIELDS = ("mixed_prefill", "graph_counts_prefill")
 _ALIASES = {"total_throughput": ("total_throughput", "total_token_throughput")}
 _K_KEYS = ("spec_tokens", "num_speculative_tokens", "spec_num_tokens", "draft_max", "k")
 

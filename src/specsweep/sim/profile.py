@@ -4,10 +4,11 @@ A profile is a data file (YAML) shipped in ``specsweep/sim/profiles/`` or anywhe
 writes them, ``sim serve`` and ``sim predict`` read them. Iteration time (ms) of one engine step with
 B sequences decoding, N = B*(k+1) verified tokens, sum_ctx the summed context of those sequences, I
 new prompt tokens prefilled in the step and A = sum over the prefilled chunks of chunk * (context after
-the chunk) (attention is per sequence; one whole prompt of I tokens gives A = I^2) (docs/simulator.md)::
+the chunk) (attention is per sequence; one whole prompt of I tokens gives A = I^2) and G the tokens the
+CUDA graph would have to cover: N, or N + I with ``graph_counts_prefill`` (docs/simulator.md)::
 
     T = t0 + c_tok*N + c_kv*sum_ctx/1000 + p*I + p2*A/1000 + admit*[step admits]
-        + cliff*[N > graph_cap] + draft_step*draft_steps*[B > 0] + moe*(1 - exp(-N/moe_n0))
+        + cliff*[G > graph_cap] + draft_step*draft_steps*[B > 0] + moe*(1 - exp(-N/moe_n0))
 """
 
 from __future__ import annotations
@@ -56,6 +57,10 @@ class Profile(BaseModel):
     admit_ms: float = Field(default=0.0, ge=0)
     cliff_ms: float = Field(default=0.0, ge=0)
     graph_cap: int = Field(default=512, ge=1)  # CUDA-graph capture limit (tokens per step)
+    # vLLM V1 picks a CUDA graph by the step's total scheduled tokens (decode + verify + prefill
+    # chunk), so a mixed step over graph_cap runs eager too; off: only the verified tokens count
+    # (SGLang captures decode batches by batch size; its prefill batches never use graphs)
+    graph_counts_prefill: bool = False
     draft_step_ms: float = Field(default=0.0, ge=0)
     # MoE expert loading: a step's distinct experts grow as 1 - exp(-N / moe_n0) and saturate
     moe_ms: float = Field(default=0.0, ge=0)
