@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 
 from specsweep.cli import main
-from specsweep.sim.predict import conditioned_lengths, predict_cell, simulate, trace_design, trace_metrics
+from specsweep.sim.predict import (
+    conditioned_lengths,
+    predict_cell,
+    predict_repeated,
+    simulate,
+    trace_design,
+    trace_metrics,
+)
 from specsweep.sim.profile import load_profile
 from specsweep.workload.lengths import sample_lengths
 from specsweep.workload.scenarios import get_scenario
@@ -63,6 +70,35 @@ def test_bad_inputs_name_the_value(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--concurrency" in capsys.readouterr().err
     assert main(["sim", "predict", "--profile", "toy", "--scenario", "nope"]) == 2
     assert "chat_short" in capsys.readouterr().err
+
+
+def test_repeats_average_seeded_runs_and_report_their_spread(capsys: pytest.CaptureFixture[str]) -> None:
+    prof, sc = load_profile("toy"), get_scenario("chat_short")
+    singles = [predict_cell(prof, sc, 4, num_prompts=12, seed=s) for s in (3, 4, 5)]
+    row = predict_repeated(prof, sc, 4, repeats=3, num_prompts=12, seed=3)
+    assert row["repeats"] == 3 and row["seed"] == 3 and row["num_prompts"] == 12
+    for m in ("total_throughput", "mean_tpot_ms", "p99_ttft_ms", "accept_length"):
+        vals = [r[m] for r in singles]
+        assert len(set(vals)) > 1, m  # the seeds really differ, so the mean is not one of them
+        assert row[m] == pytest.approx(float(np.mean(vals))), m
+    tput = [r["total_throughput"] for r in singles]
+    assert row["spread"]["total_throughput"] == pytest.approx(
+        {"sd": float(np.std(tput, ddof=1)), "min": min(tput), "max": max(tput)}
+    )
+    per_pos = np.mean([r["spec_accept_per_pos"] for r in singles], axis=0)
+    assert row["spec_accept_per_pos"] == pytest.approx(per_pos.tolist())
+    assert predict_repeated(prof, sc, 4, repeats=1, num_prompts=12, seed=3) == singles[0]
+    # the CLI: JSON keeps the sglang keys, the table shows the spread; a bad count is one clear error
+    assert main(["sim", "predict", "--profile", "toy", "--scenario", "chat_short", "--concurrency", "4",
+                 "--num-prompts", "12", "--seed", "3", "--repeats", "3", "--json"]) == 0  # fmt: skip
+    (line,) = capsys.readouterr().out.strip().splitlines()
+    assert json.loads(line)["total_throughput"] == pytest.approx(row["total_throughput"])
+    assert main(["sim", "predict", "--profile", "toy", "--scenario", "chat_short", "--concurrency", "4",
+                 "--num-prompts", "12", "--repeats", "3"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "means of 3 runs" in out and "+-" in out
+    assert main(["sim", "predict", "--profile", "toy", "--scenario", "chat_short", "--repeats", "0"]) == 2
+    assert "--repeats 0" in capsys.readouterr().err
 
 
 def test_deterministic_and_seed_dependent() -> None:

@@ -23,6 +23,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     pr.add_argument("--request-rate", type=float, default=float("inf"), help="open loop req/s (default inf)")
     pr.add_argument("--burstiness", type=float, default=1.0, help="gamma shape of arrivals (1 = Poisson)")
     pr.add_argument("--seed", type=int, default=0)
+    pr.add_argument(
+        "--repeats", type=int, default=1,
+        help="simulate each cell N times (seeds SEED..SEED+N-1): means, plus the run-to-run spread",
+    )  # fmt: skip
     pr.add_argument("--json", action="store_true", help="one JSON line per concurrency")
     pr.set_defaults(func=_predict)
 
@@ -76,7 +80,7 @@ def parse_int_list(s: str, what: str) -> list[int]:
 
 
 def _predict(args: argparse.Namespace) -> int:
-    from specsweep.sim.predict import predict_cell
+    from specsweep.sim.predict import predict_repeated
     from specsweep.sim.profile import load_profile
     from specsweep.store import dumps
     from specsweep.workload.scenarios import get_scenario, load_scenarios
@@ -89,10 +93,12 @@ def _predict(args: argparse.Namespace) -> int:
         raise UsageError(f"bad --num-prompts {args.num_prompts}; expected a positive integer")
     if not args.request_rate > 0:
         raise UsageError(f"bad --request-rate {args.request_rate}; expected a positive number or inf")
+    if args.repeats < 1:
+        raise UsageError(f"bad --repeats {args.repeats}; expected a positive integer")
     rows = []
     for c in concs:
-        row = predict_cell(
-            profile, scenario, c, num_prompts=args.num_prompts, seed=args.seed,
+        row = predict_repeated(
+            profile, scenario, c, repeats=args.repeats, num_prompts=args.num_prompts, seed=args.seed,
             request_rate=args.request_rate, burstiness=args.burstiness,
         )  # fmt: skip
         rows.append(row)
@@ -108,7 +114,11 @@ def _print_table(profile: str, scenario: str, rows: list[dict[str, Any]]) -> Non
     from rich.console import Console
     from rich.table import Table
 
-    t = Table(title=f"sim predict: profile {profile}, scenario {scenario} (virtual time)")
+    repeats = rows[0].get("repeats", 1) if rows else 1
+    title = f"sim predict: profile {profile}, scenario {scenario} (virtual time)"
+    if repeats > 1:
+        title += f"; means of {repeats} runs, +- one run-to-run standard deviation"
+    t = Table(title=title)
     cols = [
         ("conc", "max_concurrency", "{:d}"),
         ("prompts", "num_prompts", "{:d}"),
@@ -124,8 +134,18 @@ def _print_table(profile: str, scenario: str, rows: list[dict[str, Any]]) -> Non
     ]
     for head, _, _ in cols:
         t.add_column(head, justify="right")
+
+    def cell(r: dict[str, Any], key: str, fmt: str) -> str:
+        if r.get(key) is None:
+            return "-"
+        text = fmt.format(r[key])
+        sd = (r.get("spread") or {}).get(key, {}).get("sd")
+        if sd is not None and r[key]:
+            text += f" +-{100 * sd / abs(r[key]):.1f}%"
+        return text
+
     for r in rows:
-        t.add_row(*[fmt.format(r[key]) if r.get(key) is not None else "-" for _, key, fmt in cols])
+        t.add_row(*[cell(r, key, fmt) for _, key, fmt in cols])
     Console().print(t)
 
 

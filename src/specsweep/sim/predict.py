@@ -9,6 +9,7 @@ network delay). Prompt/output lengths come from ``sample_lengths(scenario, n, se
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import math
 from collections.abc import Sequence
@@ -221,6 +222,73 @@ def predict_cell(
         row["spec_tokens"] = profile.k
     row["sim_steps"] = res.counters.steps
     return row
+
+
+# the headline metrics whose run-to-run spread ``predict_repeated`` reports
+SPREAD_METRICS = (
+    "total_throughput",
+    "output_throughput",
+    "request_throughput",
+    "mean_ttft_ms",
+    "p99_ttft_ms",
+    "mean_tpot_ms",
+    "p99_tpot_ms",
+    "mean_e2e_latency_ms",
+    "p99_e2e_latency_ms",
+)
+_IDENTITY = ("max_concurrency", "num_prompts", "seed", "spec_tokens", "request_rate")
+
+
+def predict_repeated(
+    profile: Profile,
+    scenario: Scenario,
+    concurrency: int,
+    *,
+    repeats: int,
+    num_prompts: int | None = None,
+    seed: int = 0,
+    request_rate: float = float("inf"),
+    burstiness: float = 1.0,
+) -> dict[str, Any]:
+    """``repeats`` runs of the cell with seeds seed, seed+1, ...: every numeric metric is the mean over
+    the runs, and ``spread`` gives the headline metrics' standard deviation (ddof 1), min and max: how
+    much one benchmark of this size varies from run to run (lengths and acceptance are sampled)."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, got {repeats}")
+    rows = []
+    for i in range(repeats):
+        row = predict_cell(profile, scenario, concurrency, num_prompts=num_prompts, seed=seed + i,
+                           request_rate=request_rate, burstiness=burstiness)  # fmt: skip
+        rows.append(row)
+    if repeats == 1:
+        return rows[0]
+
+    def numbers(key: str) -> list[float] | None:
+        vals = [r.get(key) for r in rows]
+        ok = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vals)
+        return [float(x) for x in vals if x is not None] if ok else None
+
+    out = dict(rows[0])
+    for key, v in rows[0].items():
+        if key in _IDENTITY:
+            continue
+        nums = numbers(key)
+        if nums is not None:
+            out[key] = float(np.mean(nums))
+        elif isinstance(v, list):
+            lists = [r.get(key) for r in rows]
+            if all(isinstance(x, list) and len(x) == len(v) for x in lists):
+                with contextlib.suppress(TypeError, ValueError):  # not numbers: keep the first run's
+                    out[key] = np.mean(np.asarray(lists, dtype=np.float64), axis=0).tolist()
+    out["seed"] = seed
+    out["repeats"] = repeats
+    spread: dict[str, dict[str, float]] = {}
+    for m in SPREAD_METRICS:
+        nums = numbers(m)
+        if nums is not None:
+            spread[m] = {"sd": float(np.std(nums, ddof=1)), "min": min(nums), "max": max(nums)}
+    out["spread"] = spread
+    return out
 
 
 def trace_metrics(tr: Trace, theta: np.ndarray) -> dict[str, float]:
