@@ -146,10 +146,26 @@ def fit_all(csv: Path, work: Path) -> Path:
     return work / "holdout-st3.yaml"
 
 
+def as_st5(profile: Any) -> Any:
+    """The same cost model with k=5 and the published five-position prior."""
+    return profile.model_copy(update={"k": 5, "survival": [float(x) for x in PRIOR.split(",")]})
+
+
+def _joint_fit(cells: list[Any], base: Any) -> tuple[float, Any, Any]:
+    """The shipped joint DSpark fit from ``base``: its training cost and the st=3 / st=5 profiles."""
+    from specsweep.sim.fit import fit
+
+    res = fit(
+        list(cells), base, k=3, acceptance=PRIOR, pair_weight=3.0, scan={"admit_delay_steps": [3, 4, 5]}
+    )
+    cost = min(x["cost"] for x in res.profile.fit["scan"])
+    return cost, res.profile, as_st5(res.profile)
+
+
 def sensitivity(csv: Path) -> list[str]:
     """The joint DSpark fit with each candidate prefill_chunk: training cost, errors, winners."""
     from specsweep.sim.calibration import median_abs_pct, score, winners
-    from specsweep.sim.fit import fit, rows_to_cells
+    from specsweep.sim.fit import rows_to_cells
     from specsweep.sim.profile import Profile
     from specsweep.sim.reference import reference_rows
 
@@ -167,13 +183,7 @@ def sensitivity(csv: Path) -> list[str]:
         "|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for chunk in SENSITIVITY_CHUNKS:
-        base = Profile(**{**base_fields, "prefill_chunk": chunk})
-        res = fit(
-            list(cells), base, k=3, acceptance=PRIOR, pair_weight=3.0, scan={"admit_delay_steps": [3, 4, 5]}
-        )
-        cost = min(x["cost"] for x in res.profile.fit["scan"])
-        p3 = res.profile
-        p5 = p3.model_copy(update={"k": 5, "survival": [float(x) for x in PRIOR.split(",")]})
+        cost, p3, p5 = _joint_fit(cells, Profile(**{**base_fields, "prefill_chunk": chunk}))
         s3, s5 = score(p3, st3), score(p5, st5)
         w = winners(s3, s5)
         out.append(
@@ -194,13 +204,7 @@ def sensitivity(csv: Path) -> list[str]:
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for counts in (False, True):
-        base = Profile(**{**VLLM_BASE, "graph_counts_prefill": counts})
-        res = fit(
-            list(cells), base, k=3, acceptance=PRIOR, pair_weight=3.0, scan={"admit_delay_steps": [3, 4, 5]}
-        )
-        cost = min(x["cost"] for x in res.profile.fit["scan"])
-        p3 = res.profile
-        p5 = p3.model_copy(update={"k": 5, "survival": [float(x) for x in PRIOR.split(",")]})
+        cost, p3, p5 = _joint_fit(cells, Profile(**{**VLLM_BASE, "graph_counts_prefill": counts}))
         s3, s5 = score(p3, st3), score(p5, st5)
         w, wp = winners(s3, s5), winners(score(p3, st3, replay=False), score(p5, st5, replay=False))
         tp = [
@@ -252,8 +256,7 @@ def seed_spread(csv: Path) -> list[str]:
     for seed in (0, *SPREAD_SEEDS):
         hp = fit(rows_to_cells(st3), Profile(**VLLM_BASE), k=3, acceptance=PRIOR, pair_weight=3.0, seed=seed,
                  scan=scan).profile  # fmt: skip
-        p5 = hp.model_copy(update={"k": 5, "survival": [float(x) for x in PRIOR.split(",")]})
-        s3, s5 = score(hp, st3, seed=seed), score(p5, st5, seed=seed)
+        s3, s5 = score(hp, st3, seed=seed), score(as_st5(hp), st5, seed=seed)
         tok.append(median_abs_pct(s5, "total_throughput"))
         tpot.append(median_abs_pct(s5, "mean_tpot_ms"))
         out.append(f"| {seed} | {hp.admit_delay_steps} | {hp.prefill_chunk} | {tok[-1]:.1f}"
@@ -342,8 +345,7 @@ def score_all(csv: Path, holdout_profile: Path | None, extra: list[str] | None =
     if holdout_profile is not None and holdout_profile.is_file():
         hp = load_profile(str(holdout_profile))
         tr = score(hp, by["v4flash-dspark-st3"])
-        ho_prof = hp.model_copy(update={"k": 5, "survival": [float(x) for x in PRIOR.split(",")]})
-        ho = score(ho_prof, by["v4flash-dspark-st5"])
+        ho = score(as_st5(hp), by["v4flash-dspark-st5"])
         w = winners(tr, ho)
         out += [
             "## Hold-out: fit on the 18 st=3 rows only, predict the 18 st=5 rows",
