@@ -74,6 +74,7 @@ DESCRIPTIONS = {
 DSPARK_SCAN = ["--scan", "admit_delay_steps=3,4,5", "--pair-weight", "3"]
 HOLDOUT_CHUNKS = [1024, 2048, 4096, 8192]  # the hold-out scans prefill_chunk itself
 SPREAD_SEEDS = (1, 2, 3, 4)  # engine seeds besides 0 for the seed-spread section
+SPREAD_REPLICATES = 4  # the seed-spread hold-out is also fitted with --replicates this
 # SGLang structure the data has to choose: the input-pipeline delay, chunked_prefill_size, whether
 # prefill is mixed into decode batches (SGLang's default: not) and how fast the MoE expert-load term
 # saturates (SGLang's MoE backend for these runs is unknown; the vLLM value 32 is one candidate)
@@ -247,22 +248,33 @@ def seed_spread(csv: Path) -> list[str]:
         "replayed lengths per request, so a cell of 32 prompts is itself a small sample; these tables",
         "show how far the medians move with the seed (same commands, `seed` = 0..4).",
         "",
-        "Hold-out (fit on st=3 with the seed, score st=5 with the same seed):",
+        "Hold-out (fit on st=3 with the seed, score st=5 with the same seed). The last two columns fit",
+        f"with `--replicates {SPREAD_REPLICATES}` instead (each cell simulated with seeds"
+        f" {SPREAD_REPLICATES}*seed .. {SPREAD_REPLICATES}*seed+{SPREAD_REPLICATES - 1}, pooled;"
+        f" scored with seed {SPREAD_REPLICATES}*seed):",
         "",
-        "| seed | admit_delay_steps | prefill_chunk | st=5 tok/s | st=5 TPOT | st winners |",
-        "|---:|---:|---:|---:|---:|---:|",
+        "| seed | admit_delay_steps | prefill_chunk | st=5 tok/s | st=5 TPOT | st winners"
+        f" | st=5 tok/s, R={SPREAD_REPLICATES} | st=5 TPOT, R={SPREAD_REPLICATES} |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    tok, tpot = [], []
+    tok, tpot, tok_r, tpot_r = [], [], [], []
     for seed in (0, *SPREAD_SEEDS):
         hp = fit(rows_to_cells(st3), Profile(**VLLM_BASE), k=3, acceptance=PRIOR, pair_weight=3.0, seed=seed,
                  scan=scan).profile  # fmt: skip
         s3, s5 = score(hp, st3, seed=seed), score(as_st5(hp), st5, seed=seed)
         tok.append(median_abs_pct(s5, "total_throughput"))
         tpot.append(median_abs_pct(s5, "mean_tpot_ms"))
+        rseed = SPREAD_REPLICATES * seed
+        hr = fit(rows_to_cells(st3), Profile(**VLLM_BASE), k=3, acceptance=PRIOR, pair_weight=3.0, seed=rseed,
+                 scan=scan, replicates=SPREAD_REPLICATES).profile  # fmt: skip
+        s5r = score(as_st5(hr), st5, seed=rseed)
+        tok_r.append(median_abs_pct(s5r, "total_throughput"))
+        tpot_r.append(median_abs_pct(s5r, "mean_tpot_ms"))
         out.append(f"| {seed} | {hp.admit_delay_steps} | {hp.prefill_chunk} | {tok[-1]:.1f}"
-                   f" | {tpot[-1]:.1f} | {winners(s3, s5)['agree']}/18 |")  # fmt: skip
+                   f" | {tpot[-1]:.1f} | {winners(s3, s5)['agree']}/18 | {tok_r[-1]:.1f} | {tpot_r[-1]:.1f} |")  # fmt: skip
     out += [
-        f"| mean | | | {statistics.mean(tok):.1f} | {statistics.mean(tpot):.1f} | |",
+        f"| mean | | | {statistics.mean(tok):.1f} | {statistics.mean(tpot):.1f} | |"
+        f" {statistics.mean(tok_r):.1f} | {statistics.mean(tpot_r):.1f} |",
         "",
         "Shipped profiles scored with each seed (replay; tok/s / TPOT median abs error %):",
         "",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from specsweep.cli import main
@@ -103,6 +104,53 @@ def test_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert "--fix moe_ms=1.5" in prof.provenance["command"]
     assert prof.provenance["date"] and prof.provenance["data"]
     assert set(prof.fit["train_median_abs_err_pct"]) == {"total_throughput", "mean_tpot_ms", "mean_ttft_ms"}
+
+
+def test_replicates_pool_seeded_simulations_of_the_real_engine(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--replicates R: the fit's prediction for a cell is the mean TTFT / TPOT of the engine's runs with
+    seeds seed..seed+R-1 and their total tokens over their total duration."""
+    from specsweep.sim.calibration import predict_for_cell
+    from specsweep.sim.fit import predict_from_design, prepare
+
+    truth = _truth(2)
+    rows = _rows(truth, [("chat_short", 4), ("rag_medium", 2)], n=12)
+    theta = np.asarray(truth.cost_vector())
+    pooled = rows_to_cells(rows)
+    prepare(pooled, truth, "0.7,0.45", seed=5, replicates=3)
+    for cell in pooled:
+        runs = [predict_for_cell(truth, cell, replay=True, seed=s) for s in (5, 6, 7)]
+        assert len({r["mean_tpot_ms"] for r in runs}) == 3  # the seeds really differ
+        pred = predict_from_design(cell, theta)
+        assert pred["mean_ttft_ms"] == pytest.approx(np.mean([r["mean_ttft_ms"] for r in runs]), rel=1e-6)
+        assert pred["mean_tpot_ms"] == pytest.approx(np.mean([r["mean_tpot_ms"] for r in runs]), rel=1e-6)
+        tokens = sum(r["total_input_tokens"] + r["total_output_tokens"] for r in runs)
+        assert pred["total_throughput"] == pytest.approx(tokens / sum(r["duration"] for r in runs), rel=1e-6)
+    # the CLI records it (profile and command) and refuses a count below 1 with one clear line
+    rd = RunDir.create(tmp_path / "results", "synthetic", {}, stamp="x")
+    for r in rows:
+        rd.append_summary(r)
+    out = tmp_path / "p.yaml"
+    base = tmp_path / "base.yaml"
+    base.write_text(_base().to_yaml(), encoding="utf-8")
+    argv = [
+        "sim",
+        "fit",
+        str(tmp_path / "results"),
+        "-o",
+        str(out),
+        "--base",
+        str(base),
+        "--acceptance",
+        "0.7,0.45",
+    ]
+    assert main([*argv, "--replicates", "2"]) == 0
+    prof = load_profile(str(out))
+    assert prof.fit["replicates"] == 2 and "--replicates 2" in prof.provenance["command"]
+    capsys.readouterr()
+    assert main([*argv, "--replicates", "0"]) == 2
+    assert "--replicates 0" in capsys.readouterr().err
 
 
 def test_cli_needs_acceptance_without_spec_metrics(

@@ -58,6 +58,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="weight of the log error of total-throughput ratios between rows that differ only in k",
     )  # fmt: skip
     ft.add_argument("--seed", type=int, default=0)
+    ft.add_argument(
+        "--replicates", type=int, default=1,
+        help="simulate each cell N times (seeds SEED..SEED+N-1) and fit their pooled predictions",
+    )  # fmt: skip
     ft.set_defaults(func=_fit)
 
     try:

@@ -201,16 +201,30 @@ def survival_for(cell: Cell, prior: str | None) -> list[float]:
 
 
 # ---- the fit ---------------------------------------------------------------------------------
-def prepare(cells: list[Cell], base: Profile, prior: str | None, seed: int = 0) -> None:
-    """Simulate each cell once (closed loop) and keep its linear design."""
+def prepare(cells: list[Cell], base: Profile, prior: str | None, seed: int = 0, replicates: int = 1) -> None:
+    """Simulate each cell (closed loop) and keep its linear design. With ``replicates`` R > 1 the cell
+    is simulated with seeds seed..seed+R-1 and the designs pooled: the predictions are the mean TTFT and
+    mean TPOT of the R runs and the total tokens over their total duration (less sampling noise from
+    small cells, R times the work)."""
     from specsweep.sim.predict import conditioned_lengths, simulate, trace_design
 
+    if replicates < 1:
+        raise UsageError(f"bad replicates {replicates}; expected a positive integer")
     for cell in cells:
         prof = base.model_copy(update={"k": cell.k, "survival": survival_for(cell, prior)})
-        lengths = conditioned_lengths(cell.scenario, cell.num_prompts, seed, cell.mean_in, cell.mean_out)
-        res = simulate(prof, cell.scenario, cell.concurrency, seed=seed, lengths=lengths, keep_trace=True)
-        assert res.trace is not None
-        cell.design = trace_design(res.trace)
+        parts = []
+        for s in range(seed, seed + replicates):
+            lengths = conditioned_lengths(cell.scenario, cell.num_prompts, s, cell.mean_in, cell.mean_out)
+            res = simulate(prof, cell.scenario, cell.concurrency, seed=s, lengths=lengths, keep_trace=True)
+            assert res.trace is not None
+            parts.append(trace_design(res.trace))
+        if replicates == 1:
+            cell.design = parts[0]
+            continue
+        d = np.sum([p[0] for p in parts], axis=0)
+        a = np.mean([p[1] for p in parts], axis=0)
+        b = np.mean([p[2] for p in parts], axis=0)
+        cell.design = (d, a, b, float(sum(p[3] for p in parts)))
 
 
 def predict_from_design(cell: Cell, theta: np.ndarray) -> dict[str, float]:
@@ -378,12 +392,13 @@ def fit(
     seed: int = 0,
     pair_weight: float = 0.0,
     scan: Mapping[str, Sequence[Any]] | None = None,
+    replicates: int = 1,
 ) -> FitResult:
     """Fit the cost vector on ``train``; return a profile with ``k`` drafts and errors on both sets.
 
     ``scan``: candidate values of structural profile fields (``admit_delay_steps``, ``prefill_chunk``,
     ...). They change the event sequence, so each combination is simulated and fitted; the lowest
-    robust training cost wins.
+    robust training cost wins. ``replicates``: seeded simulations pooled per cell (see :func:`prepare`).
     """
     if not train:
         raise DataError("no training rows (check --method / --spec-tokens filters)")
@@ -402,7 +417,7 @@ def fit(
     for combo in combos:
         struct = {n: bool(v) if n in _BOOL_FIELDS else v for n, v in zip(names, combo, strict=True)}
         b = base.model_copy(update=struct)
-        prepare(train, b, acceptance, seed)
+        prepare(train, b, acceptance, seed, replicates)
         start = np.asarray(b.cost_vector(), dtype=np.float64)
         for name, v in fixed.items():
             start[COST_PARAMS.index(name)] = v
@@ -422,9 +437,9 @@ def fit(
     _, struct_best, theta, free = best
     theta = np.asarray([float(f"{x:.6g}") for x in theta])  # what the YAML stores is what is scored
     base = base.model_copy(update=struct_best)
-    prepare(train, base, acceptance, seed)
+    prepare(train, base, acceptance, seed, replicates)
     if holdout:
-        prepare(holdout, base, acceptance, seed)
+        prepare(holdout, base, acceptance, seed, replicates)
 
     tr_rows = error_rows(train, theta)
     ho_rows = error_rows(holdout, theta) if holdout else []
@@ -448,6 +463,7 @@ def fit(
         "fixed": {COST_PARAMS[i]: float(theta[i]) for i, f in enumerate(free) if not f},
         "scan": scores,
         "seed": seed,
+        "replicates": replicates,
         "train_rows": len(train),
         "holdout_rows": len(ho_rows),
         "train_median_abs_err_pct": median_abs_errors(tr_rows),
@@ -521,10 +537,16 @@ def command_line(args: argparse.Namespace) -> str:
         parts += ["--seed", str(args.seed)]
     if args.pair_weight:
         parts += ["--pair-weight", str(args.pair_weight)]
+    if getattr(args, "replicates", 1) != 1:
+        parts += ["--replicates", str(args.replicates)]
     return " ".join(shlex.quote(p) for p in parts)
 
 
 def fit_main(args: argparse.Namespace) -> int:
+    if args.replicates < 1:
+        raise UsageError(
+            f"bad --replicates {args.replicates}; expected a positive integer (1 = one run per cell)"
+        )
     cells = load_cells(args.results)
     train_ks = _int_list(args.spec_tokens)
     ho_ks = _int_list(args.holdout_spec_tokens)
@@ -556,7 +578,7 @@ def fit_main(args: argparse.Namespace) -> int:
     base = base.model_copy(update=upd)
     res = fit(train, base, k=k, acceptance=args.acceptance, holdout=holdout, fixed=fixed,
               loss=args.loss, f_scale=args.f_scale, seed=args.seed, scan=parse_scan(args.scan),
-              pair_weight=args.pair_weight)  # fmt: skip
+              pair_weight=args.pair_weight, replicates=args.replicates)  # fmt: skip
     prov = {
         "data": [str(p) for p in args.results],
         "command": command_line(args),
