@@ -23,7 +23,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the package is imported lazily (main puts src/ on sys.path)
+    from specsweep.sim.fit import Cell
+    from specsweep.sim.profile import Profile
 
 REPO = Path(__file__).resolve().parent.parent
 PROFILES = REPO / "src" / "specsweep" / "sim" / "profiles"
@@ -147,12 +151,12 @@ def fit_all(csv: Path, work: Path) -> Path:
     return work / "holdout-st3.yaml"
 
 
-def as_st5(profile: Any) -> Any:
+def as_st5(profile: Profile) -> Profile:
     """The same cost model with k=5 and the published five-position prior."""
     return profile.model_copy(update={"k": 5, "survival": [float(x) for x in PRIOR.split(",")]})
 
 
-def _joint_fit(cells: list[Any], base: Any) -> tuple[float, Any, Any]:
+def _joint_fit(cells: list[Cell], base: Profile) -> tuple[float, Profile, Profile]:
     """The shipped joint DSpark fit from ``base``: its training cost and the st=3 / st=5 profiles."""
     from specsweep.sim.fit import fit
 
@@ -240,7 +244,13 @@ def seed_spread(csv: Path) -> list[str]:
     st3 = [r for r in rows if r["label"] == "dspark-st3"]
     st5 = [r for r in rows if r["label"] == "dspark-st5"]
     eagle = [r for r in rows if r["label"] == "eagle"]
-    scan = {"admit_delay_steps": [3, 4, 5], "prefill_chunk": HOLDOUT_CHUNKS}
+
+    def holdout_fit(seed: int, replicates: int) -> Profile:
+        """The script's hold-out fit (st=3 rows, its own structure scan) with this seed."""
+        scan = {"admit_delay_steps": [3, 4, 5], "prefill_chunk": HOLDOUT_CHUNKS}
+        return fit(rows_to_cells(st3), Profile(**VLLM_BASE), k=3, acceptance=PRIOR, pair_weight=3.0, seed=seed,
+                   scan=scan, replicates=replicates).profile  # fmt: skip
+
     out = [
         "## Seed spread",
         "",
@@ -259,14 +269,12 @@ def seed_spread(csv: Path) -> list[str]:
     ]
     tok, tpot, tok_r, tpot_r = [], [], [], []
     for seed in (0, *SPREAD_SEEDS):
-        hp = fit(rows_to_cells(st3), Profile(**VLLM_BASE), k=3, acceptance=PRIOR, pair_weight=3.0, seed=seed,
-                 scan=scan).profile  # fmt: skip
+        hp = holdout_fit(seed, 1)
         s3, s5 = score(hp, st3, seed=seed), score(as_st5(hp), st5, seed=seed)
         tok.append(median_abs_pct(s5, "total_throughput"))
         tpot.append(median_abs_pct(s5, "mean_tpot_ms"))
         rseed = SPREAD_REPLICATES * seed
-        hr = fit(rows_to_cells(st3), Profile(**VLLM_BASE), k=3, acceptance=PRIOR, pair_weight=3.0, seed=rseed,
-                 scan=scan, replicates=SPREAD_REPLICATES).profile  # fmt: skip
+        hr = holdout_fit(rseed, SPREAD_REPLICATES)
         s5r = score(as_st5(hr), st5, seed=rseed)
         tok_r.append(median_abs_pct(s5r, "total_throughput"))
         tpot_r.append(median_abs_pct(s5r, "mean_tpot_ms"))

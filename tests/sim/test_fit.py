@@ -134,17 +134,8 @@ def test_replicates_pool_seeded_simulations_of_the_real_engine(
     out = tmp_path / "p.yaml"
     base = tmp_path / "base.yaml"
     base.write_text(_base().to_yaml(), encoding="utf-8")
-    argv = [
-        "sim",
-        "fit",
-        str(tmp_path / "results"),
-        "-o",
-        str(out),
-        "--base",
-        str(base),
-        "--acceptance",
-        "0.7,0.45",
-    ]
+    argv = ["sim", "fit", str(tmp_path / "results"), "-o", str(out), "--base", str(base),
+            "--acceptance", "0.7,0.45"]  # fmt: skip
     assert main([*argv, "--replicates", "2"]) == 0
     prof = load_profile(str(out))
     assert prof.fit["replicates"] == 2 and "--replicates 2" in prof.provenance["command"]

@@ -218,9 +218,6 @@ def prepare(cells: list[Cell], base: Profile, prior: str | None, seed: int = 0, 
             res = simulate(prof, cell.scenario, cell.concurrency, seed=s, lengths=lengths, keep_trace=True)
             assert res.trace is not None
             parts.append(trace_design(res.trace))
-        if replicates == 1:
-            cell.design = parts[0]
-            continue
         d = np.sum([p[0] for p in parts], axis=0)
         a = np.mean([p[1] for p in parts], axis=0)
         b = np.mean([p[2] for p in parts], axis=0)
@@ -537,7 +534,7 @@ def command_line(args: argparse.Namespace) -> str:
         parts += ["--seed", str(args.seed)]
     if args.pair_weight:
         parts += ["--pair-weight", str(args.pair_weight)]
-    if getattr(args, "replicates", 1) != 1:
+    if args.replicates != 1:
         parts += ["--replicates", str(args.replicates)]
     return " ".join(shlex.quote(p) for p in parts)
 

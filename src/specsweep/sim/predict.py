@@ -264,9 +264,10 @@ def predict_repeated(
         return rows[0]
 
     def numbers(key: str) -> list[float] | None:
+        """The key's value in every run, if it is a number in every run."""
         vals = [r.get(key) for r in rows]
-        ok = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vals)
-        return [float(x) for x in vals if x is not None] if ok else None
+        nums = [float(x) for x in vals if isinstance(x, (int, float)) and not isinstance(x, bool)]
+        return nums if len(nums) == len(vals) else None
 
     out = dict(rows[0])
     for key, v in rows[0].items():
@@ -280,8 +281,7 @@ def predict_repeated(
             if all(isinstance(x, list) and len(x) == len(v) for x in lists):
                 with contextlib.suppress(TypeError, ValueError):  # not numbers: keep the first run's
                     out[key] = np.mean(np.asarray(lists, dtype=np.float64), axis=0).tolist()
-    out["seed"] = seed
-    out["repeats"] = repeats
+    out["repeats"] = repeats  # seed (an identity key) stays the first run's: the given seed
     spread: dict[str, dict[str, float]] = {}
     for m in SPREAD_METRICS:
         nums = numbers(m)
