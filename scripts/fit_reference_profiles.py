@@ -4,7 +4,7 @@
     python3 scripts/fit_reference_profiles.py            # fit, write profiles + docs/simulator-calibration.md
     python3 scripts/fit_reference_profiles.py --score    # only score the shipped profiles (no fitting)
 
-Input: ../shared/reference/seed-results.csv (beside the repo; --csv to override). Steps:
+Input: src/specsweep/data/reference/seed-results.csv (shipped; --csv to override). Steps:
 1. turn the CSV into a results dir (one run dir, sglang key names; token totals from throughput x time);
 2. `specsweep sim fit` on the 36 DSpark rows (st=3 and st=5 jointly, one cost model) -> the st=3 and
    st=5 profiles, and the same fit written with k=0 -> v4flash-nospec;
@@ -92,7 +92,7 @@ EAGLE_FIX = ["--fix", "draft_step_ms=0", "--fix", "cliff_ms=0"]
 def default_csv() -> Path | None:
     from specsweep.sim.reference import find_reference_csv
 
-    return find_reference_csv(REPO)
+    return find_reference_csv()
 
 
 def sim_fit(argv: list[str]) -> None:
@@ -110,9 +110,11 @@ def annotate(path: Path, work: Path) -> None:
     """Name the real source in the profile's provenance (the results dir was a temporary conversion)."""
     import yaml
 
+    from specsweep.sim.reference import REFERENCE_CSV_NAME
+
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     prov = data.setdefault("provenance", {})
-    prov["data"] = ["../shared/reference/seed-results.csv (as a run dir: specsweep.sim.reference)"]
+    prov["data"] = [f"{REFERENCE_CSV_NAME} (as a run dir: specsweep.sim.reference)"]
     cmd = str(prov.get("command", "")).replace(str(path.parent), "src/specsweep/sim/profiles")
     prov["command"] = cmd.replace(str(work), "WORK")  # WORK: the script's temporary folder
     prov["script"] = "python3 scripts/fit_reference_profiles.py"
@@ -335,7 +337,7 @@ def score_all(csv: Path, holdout_profile: Path | None, extra: list[str] | None =
         f"Generated {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC by `python3 scripts/fit_reference_profiles.py`"
         " (`--score` re-scores without refitting). Do not edit by hand.",
         "",
-        "Errors are pred/obs - 1 of `sim predict` (the real engine) against ../shared/reference/seed-results.csv.",
+        "Errors are pred/obs - 1 of `sim predict` (the real engine) against src/specsweep/data/reference/seed-results.csv.",
         "*replay*: each cell replays the run's realised mean prompt/output lengths (from the table's token",
         "throughputs x duration); *plain*: the scenario's default length sample (seed 0), as `sim predict` runs.",
         "",
@@ -409,7 +411,12 @@ def score_all(csv: Path, holdout_profile: Path | None, extra: list[str] | None =
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--csv", type=Path, default=None, help="reference CSV (default ../shared/reference/...)")
+    ap.add_argument(
+        "--csv",
+        type=Path,
+        default=None,
+        help="reference CSV (default: the shipped src/specsweep/data/reference/seed-results.csv)",
+    )
     ap.add_argument("--work", type=Path, default=None, help="keep the results dir and hold-out fit here")
     ap.add_argument("--score", action="store_true", help="only score the shipped profiles")
     ap.add_argument(
@@ -421,9 +428,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(REPO / "src"))
     csv = args.csv or default_csv()
     if csv is None or not Path(csv).is_file():
-        raise SystemExit(
-            "reference CSV not found: expected ../shared/reference/seed-results.csv beside the repo"
-        )
+        raise SystemExit("reference CSV not found: expected src/specsweep/data/reference/seed-results.csv")
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)

@@ -6,14 +6,14 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
 
 
 @pytest.fixture(scope="session")
 def reference_dir() -> Path:
-    d = SHARED / "reference"
-    if not (d / "seed-results.csv").is_file():
-        pytest.skip(f"reference data not found at {d} (../shared/reference beside the checkout)")
+    """The reference data shipped in the repository (src/specsweep/data/reference); never skipped:
+    a checkout without it is broken, and the tests say so."""
+    d = REPO / "src" / "specsweep" / "data" / "reference"
+    assert (d / "seed-results.csv").is_file(), f"reference data missing from the repository: {d}"
     return d
 
 

@@ -1,6 +1,6 @@
 """Report views for the HTML tests, built by hand (no analysis code involved).
 
-- :func:`reference_view`: the DSpark ``--spec-tokens`` 3 vs 5 sweep of ../shared/reference, every
+- :func:`reference_view`: the DSpark ``--spec-tokens`` 3 vs 5 sweep of the shipped reference data, every
   cell of seed-results.csv, winners/verdicts from the numbers (gain = winner/loser - 1, tie under 2%).
 - :func:`hostile_view`: a compare view whose every string field carries markup, quotes and ``&``,
   with every section filled, so escaping is exercised everywhere a renderer writes text.

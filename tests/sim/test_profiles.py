@@ -1,7 +1,7 @@
 """Shipped profiles: they load, say where they come from, and meet their calibration targets.
 
 The targets (docs/simulator.md) are computed here from the shipped profiles and the reference CSV
-(../shared/reference/seed-results.csv beside the checkout; skipped with a reason when absent), with the
+(src/specsweep/data/reference/seed-results.csv, shipped with the package), with the
 real engine, replaying each run's realised mean lengths - the same scoring as
 scripts/fit_reference_profiles.py.
 """

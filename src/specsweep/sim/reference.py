@@ -1,4 +1,4 @@
-"""The reference reports' tables (../shared/reference/seed-results.csv) as result rows and run dirs.
+"""The reference reports' tables (``specsweep/data/reference/seed-results.csv``) as result rows and run dirs.
 
 The CSV has one row per method x spec_tokens x scenario x concurrency (sglang.bench_serving numbers
 of the DSpark fork of vLLM and of SGLang EAGLE). ``reference_rows`` turns it into summary rows with
@@ -25,10 +25,16 @@ _FLOAT_COLS = (
 EAGLE_PARAMS = {"speculative_num_steps": 3, "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 4}
 
 
-def find_reference_csv(repo: str | Path) -> Path | None:
-    """``<repo>/../shared/reference/seed-results.csv`` if it exists (CI puts ../shared beside the repo)."""
-    p = Path(repo).resolve().parent / "shared" / "reference" / "seed-results.csv"
-    return p if p.is_file() else None
+# Shipped with the package (its README states the provenance); the one copy everything cites.
+REFERENCE_DIR = Path(__file__).resolve().parents[1] / "data" / "reference"
+REFERENCE_CSV = REFERENCE_DIR / "seed-results.csv"
+# How profiles and docs name it: a path inside the repository, not this machine's
+REFERENCE_CSV_NAME = "src/specsweep/data/reference/seed-results.csv"
+
+
+def find_reference_csv() -> Path | None:
+    """The shipped ``seed-results.csv`` (None only in a broken install that lost the package data)."""
+    return REFERENCE_CSV if REFERENCE_CSV.is_file() else None
 
 
 def reference_rows(path: str | Path) -> list[dict[str, Any]]:
