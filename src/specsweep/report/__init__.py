@@ -41,14 +41,9 @@ def render(view: ReportView, fmt: str = "md", lang: str = "en") -> str:
             raise
         return str(render_html(view, lang))
     if fmt == "table":
-        from rich.console import Console
+        from specsweep.report.table import table_text
 
-        from specsweep.report.table import build_table
-
-        console = Console(record=True, width=240)
-        with console.capture():
-            console.print(build_table(view, lang))
-        return console.export_text()
+        return table_text(view, lang)
     raise UsageError(f"--format: {one_of(fmt, FORMATS)}")
 
 

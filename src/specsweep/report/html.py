@@ -269,7 +269,10 @@ class _R:
         v = self.v
         show_status = any(c.status != "ok" for c in v.cells)
         show_repeats = any(c.repeats > 1 for c in v.cells)
-        show_accept = any(c.accept_length is not None for c in v.cells)
+        # a separate column only when accept length is not already a core metric (it was shown twice)
+        show_accept = "accept_length" not in v.core_columns and any(
+            c.accept_length is not None for c in v.cells
+        )
         headers: list[tuple[str, bool]] = [
             (self.L("col.scenario"), False),
             (self.L("col.concurrency"), True),

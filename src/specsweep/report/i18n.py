@@ -89,6 +89,7 @@ _LABELS: dict[str, dict[str, str]] = {
         "class.decode_heavy": "decode heavy",
         "class.generation": "generation",
         "class.all": "all workloads",
+        "class.other": "other workloads",
         "anomaly.trend_outlier": "outlier vs. trend",
         "anomaly.prefix_cache": "suspected prefix-cache reuse",
         "anomaly.invalid_run": "invalid client run",
@@ -179,6 +180,7 @@ _LABELS: dict[str, dict[str, str]] = {
         "class.decode_heavy": "重 decode",
         "class.generation": "生成",
         "class.all": "全部负载",
+        "class.other": "其他负载",
         "anomaly.trend_outlier": "偏离趋势",
         "anomaly.prefix_cache": "疑似前缀缓存复用",
         "anomaly.invalid_run": "无效的压测",
@@ -242,12 +244,21 @@ def check_lang(lang: str) -> str:
     return lang
 
 
+# Label namespaces (longest first): a key in one with no label shows what follows the namespace
+# (``col.param.max_num_seqs`` -> ``max_num_seqs``, the name the user wrote), never the raw key.
+_NAMESPACES = tuple(
+    sorted({"col.param.", *(k.split(".", 1)[0] + "." for k in _LABELS["en"])}, key=len, reverse=True)
+)
+
+
 def label(key: str, lang: str, **args: Any) -> str:
-    """A short label; unknown keys render as the key's last part (so new metrics still show)."""
+    """A short label. A key of a label namespace with no label renders as the part after the
+    namespace (so a new parameter, metric or workload class still reads as a word); anything else
+    is a value rather than a key (a config label) and is shown as it is."""
     check_lang(lang)
     s = _LABELS[lang].get(key) or _LABELS["en"].get(key)
-    if s is None:  # a value rather than a key (a config label): shown as it is
-        return key
+    if s is None:
+        return next((key[len(ns) :] for ns in _NAMESPACES if key.startswith(ns) and len(key) > len(ns)), key)
     return s.format(**args) if args else s
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 from rich.console import Console
 from rich.table import Table
 
@@ -9,7 +11,7 @@ from specsweep.report.i18n import label
 from specsweep.report.markdown import _config_cell, _value, winner_table  # shared cell formatting
 from specsweep.report.view import ReportView
 
-__all__ = ["print_table", "winner_table"]
+__all__ = ["print_table", "table_text", "winner_table"]
 
 
 def build_table(view: ReportView, lang: str) -> Table:
@@ -36,3 +38,15 @@ def print_table(view: ReportView, lang: str, console: Console | None = None) -> 
         if not console.is_terminal:
             console = Console(width=240)
     console.print(build_table(view, lang))
+
+
+def table_text(view: ReportView, lang: str, width: int = 240) -> str:
+    """The table as plain text (no colour codes) for ``--format table -o FILE``.
+
+    Rendered into a string buffer: ``Console.capture()`` swallows what ``record=True`` would export,
+    which left the file empty (issue 19 item 1). The table keeps its natural width up to ``width``.
+    """
+    buf = io.StringIO()
+    console = Console(file=buf, width=width, color_system=None, force_terminal=False, legacy_windows=False)
+    console.print(build_table(view, lang))
+    return buf.getvalue()
