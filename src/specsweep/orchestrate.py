@@ -439,6 +439,8 @@ def environment() -> dict[str, Any]:
             "hostname": socket.gethostname(),
             "platform": platform.platform(),
             "cpus": os.cpu_count(),
+            # the cores this client may run on (a pinned client, e.g. `taskset -c 0`, shows here)
+            "cpu_affinity": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
             "user": _user(),
         },
         "python": sys.version.split()[0],

@@ -49,6 +49,11 @@ def test_llamacpp_example_plans_off_k3_k5() -> None:
     assert ks == ["3", "5"]
     for v in a.values():
         assert "--metrics" in v and "--draft-max" not in v  # removed from this llama.cpp
+        # sound on 2 cores (issue 19 item 14): one engine thread, pinned away from the client's core
+        assert v[v.index("--threads") + 1] == "1" and v[v.index("--threads-batch") + 1] == "1"
+        assert v[v.index("--cpu-range") + 1] == "1-1" and v[v.index("--cpu-strict") + 1] == "1"
+    text = (EXAMPLES / "llamacpp-cpu.yaml").read_text(encoding="utf-8")
+    assert "taskset -c 0 specsweep run examples/llamacpp-cpu.yaml" in text  # the client's core
 
 
 @pytest.mark.usefixtures("fake_paths")
@@ -73,7 +78,20 @@ def test_llamacpp_example_runs(engines: Engines, tmp_path: Path) -> None:
     env = {**os.environ, **{k: engines.need(k) for k in ("LLAMA_SERVER", "TINY_MODEL_GGUF", "TINY_MODEL_HF")}}
     results = tmp_path / "results"
     exp = EXAMPLES / "llamacpp-cpu.yaml"
-    cmd = [sys.executable, "-m", "specsweep", "run", str(exp), "--results-dir", str(results), "--quiet"]
+    # as the example says: the client on core 0, the engine's one thread on core 1
+    cmd = [
+        "taskset",
+        "-c",
+        "0",
+        sys.executable,
+        "-m",
+        "specsweep",
+        "run",
+        str(exp),
+        "--results-dir",
+        str(results),
+    ]
+    cmd.append("--quiet")
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=540, check=False, env=env)
     assert p.returncode in (0, 5), f"exit {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
     lines = [json.loads(x) for f in results.rglob("summary.jsonl") for x in f.read_text().splitlines()]
@@ -94,3 +112,5 @@ def test_llamacpp_example_runs(engines: Engines, tmp_path: Path) -> None:
                 assert c["accept_length"] > 0.7 * (k + 1), (label, c["accept_length"])
     failed = {x["label"]: x["errors_by_kind"] for x in lines if x["completed"] != 8}
     assert not failed, failed
+    manifest = json.loads(next(results.rglob("manifest.json")).read_text())
+    assert manifest["host"]["cpu_affinity"] == [0]  # the pinned client is reported
