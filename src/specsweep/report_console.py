@@ -5,15 +5,30 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+
+from specsweep.workload.lengths import result_length_rule_text
 
 
 def _f(v: Any, nd: int = 2) -> str:
     if v is None:
         return "-"
     if isinstance(v, float):
+        if 0 < abs(v) < 10**-nd:  # e.g. a 0.004 ms ITL inside a burst is not "0.00"
+            return f"{v:.2g}"
         return f"{v:.{nd}f}"
     return str(v)
+
+
+def _chunk_proxy(res: dict[str, Any]) -> str:
+    """Tokens per chunk, or why it says nothing here: a server that streams one token per event
+    (llama-server) shows 1.00 whatever speculation does."""
+    tpc = res.get("mean_tokens_per_chunk")
+    al = res.get("accept_length")
+    if isinstance(tpc, (int, float)) and tpc <= 1.0 and isinstance(al, (int, float)) and al > 1.05:
+        return "1 token per event (the server streams each token alone: no speculation signal)"
+    return _f(tpc)
 
 
 def print_bench_summary(res: dict[str, Any], console: Console | None = None) -> None:
@@ -24,6 +39,10 @@ def print_bench_summary(res: dict[str, Any], console: Console | None = None) -> 
     rows = [
         ("Backend", res.get("backend")),
         ("Scenario", res.get("scenario")),
+        (
+            "Request lengths",
+            escape(result_length_rule_text(res) or "-"),
+        ),  # the --random-*-len rule (issue 19 item 15)
         ("Max request concurrency", res.get("max_concurrency") or "not set"),
         ("Request rate", res.get("request_rate") or "inf"),
         ("Successful requests", res.get("completed")),
@@ -36,8 +55,16 @@ def print_bench_summary(res: dict[str, Any], console: Console | None = None) -> 
         ("Output token throughput (tok/s)", res.get("output_throughput")),
         ("Total token throughput (tok/s)", res.get("total_throughput")),
         ("Concurrency (measured)", res.get("concurrency")),
-        ("Accept length", res.get("accept_length")),
+        ("Accept length (tokens per decode step)", res.get("accept_length")),
     ]
+    if res.get("spec_accept_length") is not None and res.get("accept_length_basis") == "metrics_counters":
+        rows.append(("Accept length per drafted step", res.get("spec_accept_length")))
+        rows.append(
+            (
+                "Steps with a draft",
+                f"{res['spec_draft_coverage']:.0%}" if res.get("spec_draft_coverage") else None,
+            )
+        )
     for k, v in rows:
         t.add_row(k, _f(v))
     for name, key in (("End-to-End Latency", "e2e_latency"), ("Time to First Token", "ttft"),
@@ -49,7 +76,7 @@ def print_bench_summary(res: dict[str, Any], console: Console | None = None) -> 
         for stat in ("mean", "median", "p99"):
             t.add_row(f"{stat.capitalize()} {key} (ms)", _f(res.get(f"{stat}_{key}_ms")))
     t.add_section()
-    t.add_row("Tokens per chunk (mean)", _f(res.get("mean_tokens_per_chunk")))
+    t.add_row("Tokens per chunk (mean)", _chunk_proxy(res))
     if res.get("spec_acceptance_rate") is not None:
         t.add_row("Spec acceptance rate", _f(res.get("spec_acceptance_rate"), 3))
     if res.get("request_goodput") is not None:

@@ -150,8 +150,8 @@ def run_bench(
     """`specsweep bench` against a running server, few short requests; (result line, records).
 
     By default every prompt is in flight at once, so no request reuses a pooled connection: the
-    client's reuse of connections that llama-server closed after a streamed response is tested
-    apart (test_llamacpp.py::test_bench_reuses_connections).
+    client's handling of connections that llama-server closed after a streamed response is tested
+    apart (test_llamacpp.py::test_bench_survives_server_closing_connections).
 
     Exit 5 (the client's self-check says the numbers are unreliable: CPU noise on a 2-core machine
     shared with the engine) is accepted: these tests check counters and chunking, not timings.

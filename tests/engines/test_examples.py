@@ -107,9 +107,11 @@ def test_llamacpp_example_runs(engines: Engines, tmp_path: Path) -> None:
                 assert c["accept_length"] is None
             else:
                 assert c["spec_num_drafts"] > 0
-                # a 6-word cycle: k-token drafts are nearly all accepted (accept length ~ k + 1)
+                # a 6-word cycle: k-token drafts are nearly all accepted (~ k + 1 per drafted step);
+                # per decode step (docs/metrics.md) less, as the first steps find no n-gram to draft
                 k = int(label.rsplit("=", 1)[1])
-                assert c["accept_length"] > 0.7 * (k + 1), (label, c["accept_length"])
+                assert c["spec_accept_length"] > 0.7 * (k + 1), (label, c["spec_accept_length"])
+                assert 1.5 < c["accept_length"] <= c["spec_accept_length"], (label, c)
     failed = {x["label"]: x["errors_by_kind"] for x in lines if x["completed"] != 8}
     assert not failed, failed
     manifest = json.loads(next(results.rglob("manifest.json")).read_text())

@@ -59,6 +59,22 @@ def test_bench_reports_acceptance(spec_server: ManagedServer, engines: Engines, 
     assert all(r["error_kind"] is None and r["output_tokens"] == 48 for r in recs if not r["is_warmup"])
 
 
+def test_accept_length_counts_every_decode_step(
+    spec_server: ManagedServer, engines: Engines, tmp_path: Path
+) -> None:
+    """Issue 19 item 11: llama.cpp's num_drafts skips the steps where ngram found no draft, so its
+    1 + accepted/drafts overstates tokens per step; accept_length counts every decode step."""
+    res, _ = run_bench(spec_server, engines.need("TINY_MODEL_HF"), tmp_path)
+    n, t, acc = res["completed"], res["total_output_tokens"], res["spec_num_accepted_tokens"]
+    assert res["accept_length_basis"] == "metrics_counters"
+    steps = t - n - acc  # every decode step yields 1 token + its accepted drafts; 1st token: prefill
+    assert res["accept_length"] == pytest.approx(1 + acc / steps)
+    assert res["spec_draft_coverage"] == pytest.approx(res["spec_num_drafts"] / steps)
+    assert 1.5 < res["accept_length"] <= res["spec_accept_length"] + 1e-9
+    if res["spec_draft_coverage"] < 1:  # the n-gram needs history: the first steps have no draft
+        assert res["accept_length"] < res["spec_accept_length"]
+
+
 def test_bench_survives_server_closing_connections(
     spec_server: ManagedServer, engines: Engines, tmp_path: Path
 ) -> None:

@@ -4,6 +4,8 @@ readable header, the table format writes its file, the HTML core table has each 
 
 from __future__ import annotations
 
+import html
+import io
 import json
 import re
 from pathlib import Path
@@ -27,6 +29,7 @@ def _lines(tag: str, conc: list[int], tput: float, i: int) -> str:
             "output_throughput": tput * c, "total_throughput": tput * c * 2, "mean_e2e_latency_ms": 900.0,
             "p99_e2e_latency_ms": 1500.0, "mean_ttft_ms": 80.0 + c, "p99_ttft_ms": 200.0,
             "mean_tpot_ms": 9.0, "p99_tpot_ms": 20.0, "total_input_tokens": 6400, "total_output_tokens": 6400, "accept_length": 2.5 + i,
+            "random_input_len": 64, "random_output_len": 64, "random_range_ratio": 0.0,
         }  # fmt: skip
         out.append(json.dumps(row))
     return "\n".join(out) + "\n"
@@ -87,3 +90,38 @@ def test_html_core_table_has_each_column_once(results: dict[str, Path], tmp_path
         ]
         dup = {h for h in heads if h and heads.count(h) > 1}
         assert not dup, (dup, heads)
+
+
+@pytest.mark.parametrize(("lang", "line"), [
+    ("en", "my_own_scenario: input 1-64, output 1-64 tokens, uniform (range ratio 0 by sglang's rule)"),
+    ("zh", "my_own_scenario：输入 1-64、输出 1-64 token，均匀分布（range ratio 0，sglang 规则）"),
+])  # fmt: skip
+@pytest.mark.parametrize("fmt", ["md", "html"])
+def test_report_header_states_the_length_rule(
+    results: dict[str, Path], tmp_path: Path, lang: str, line: str, fmt: str
+) -> None:
+    """--random-output-len 64 without a range ratio means uniform in [1, 64] (issue 19 item 15)."""
+    text = _render(results["max_num_seqs"], tmp_path, fmt, lang)
+    assert line in (html.unescape(text) if fmt == "html" else text)
+
+
+def test_bench_summary_states_the_length_rule() -> None:
+    from rich.console import Console
+
+    from specsweep.report_console import print_bench_summary
+
+    res = {
+        "dataset_name": "random",
+        "random_input_len": 64,
+        "random_output_len": 64,
+        "random_range_ratio": 0.0,
+    }
+    con = Console(record=True, width=250, file=io.StringIO())
+    print_bench_summary(res, con)
+    out = con.export_text()
+    assert "Request lengths" in out
+    assert "uniform: input [1, 64], output [1, 64] tokens (mean output 32.5)" in out
+    assert "[max(floor(L*r), 1), L]" in out  # escaped, not eaten as rich markup
+    con = Console(record=True, width=250, file=io.StringIO())
+    print_bench_summary({**res, "random_range_ratio": 1.0}, con)
+    assert "fixed: input 64, output 64 tokens" in con.export_text()

@@ -465,6 +465,7 @@ def merge_results(
     after: dict[str, Any] | None,
     srv_al: float | None,
 ) -> BenchOutcome:
+    from specsweep import acceptance
     from specsweep.client import probes
     from specsweep.client.runner import (
         MAX_CLIENT_CPU,
@@ -493,8 +494,7 @@ def merge_results(
     metrics = compute_metrics(records, goodput=cfg.goodput or None)
     result = _result_line(cfg, model, tok, version, metrics)
     result.update(probes.spec_delta(before, after))
-    if result.get("accept_length") is None and "spec_accept_length" in result:
-        result["accept_length"] = result["spec_accept_length"]
+    result.update(acceptance.fill(result))  # one definition for every engine (specsweep.acceptance)
     result["server_accept_length"] = srv_al
     result["workers"] = len(results)
     check = {

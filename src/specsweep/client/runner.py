@@ -32,7 +32,7 @@ import numpy as np
 import orjson
 from aiohttp.client_proto import ResponseHandler
 
-from specsweep import __version__, kstamp
+from specsweep import __version__, acceptance, kstamp
 from specsweep.bench import BenchConfig, BenchOutcome
 from specsweep.client import probes
 from specsweep.client.dialects import ChunkError, Dialect, StreamState, get_dialect
@@ -656,8 +656,7 @@ def _outcome(cfg: BenchConfig, model: str | None, tok: Tokenizer, m: _Measured) 
         log.warning("every request failed (%s): %s", metrics["errors_by_kind"], first)
     result = _result_line(cfg, model, tok, m.version, metrics)
     result.update(probes.spec_delta(m.spec_before, m.spec_after))
-    if result.get("accept_length") is None and "spec_accept_length" in result:
-        result["accept_length"] = result["spec_accept_length"]
+    result.update(acceptance.fill(result))  # one definition for every engine (specsweep.acceptance)
     result["server_accept_length"] = m.server_accept_length
     check, reasons, warns = self_check(m)
     result["self_check"] = check

@@ -23,12 +23,32 @@ def _num(x: Any) -> float | None:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
 
 
+def _length_info(scenario: str, r: dict[str, Any]) -> V.LengthInfo | None:
+    """The length rule of a result row with ``random_*_len`` keys (issue 19 item 15)."""
+    from specsweep.workload.lengths import length_rule
+
+    if r.get("dataset_name") not in (None, "random", "random-ids", "shared-prefix"):
+        return None
+    try:
+        rule = length_rule(
+            int(r["random_input_len"]),
+            int(r["random_output_len"]),
+            float(r.get("random_range_ratio") or 0.0),
+            str(r.get("range_ratio_mode") or "sglang"),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+    return V.LengthInfo(scenario=scenario, input_lo=rule.input_lo, input_hi=rule.input_hi, output_lo=rule.output_lo,
+                        output_hi=rule.output_hi, ratio=rule.ratio, mode=rule.mode)  # fmt: skip
+
+
 def _provenance(ds: Dataset, t: core.Table, now: str | None) -> V.Provenance:
     exps: list[Any] = []
     sources: list[Any] = []
     clients: list[Any] = []
     tools: list[Any] = []
     datasets: list[Any] = []
+    lengths: list[V.LengthInfo] = []
     warm: list[int] = []
     models: list[Any] = []
     backends: list[Any] = []
@@ -95,6 +115,7 @@ def _provenance(ds: Dataset, t: core.Table, now: str | None) -> V.Provenance:
             continue
         for r in cell.ok[:1]:
             add(datasets, r.get("dataset_name"))
+            add(lengths, _length_info(cell.scenario, r))
             if r.get("ignore_eos") is not None:
                 ignore_eos = bool(r["ignore_eos"]) or bool(ignore_eos)
             if _num(r.get("time_scale")) is not None:
@@ -106,6 +127,7 @@ def _provenance(ds: Dataset, t: core.Table, now: str | None) -> V.Provenance:
         run_dirs=[str(rd.path) for rd, _m in pairs], experiments=[str(e) for e in exps], sources=sources,
         servers=servers, models=models, backends=backends, clients=clients, warmup=sorted(warm),
         ignore_eos=ignore_eos, datasets=[str(d) for d in datasets], simulated=simulated, time_scale=scale,
+        lengths=sorted(lengths, key=lambda x: x.scenario),
         tool_versions=[str(x) for x in tools],
         generated_at=now or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     )  # fmt: skip

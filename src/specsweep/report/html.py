@@ -219,6 +219,10 @@ class _R:
             items.append((self.L("prov.servers"), "<br>".join(lines)))
         if p.clients:
             items.append((self.L("prov.clients"), code_list(p.clients)))
+        if p.lengths:
+            items.append(
+                (self.L("prov.lengths"), _e("; ".join(i18n.length_text(x, self.lang) for x in p.lengths)))
+            )
         if p.warmup:
             items.append(
                 (

@@ -127,6 +127,9 @@ _LABELS: dict[str, dict[str, str]] = {
         "prov.clients": "Benchmark client",
         "prov.warmup": "Warmup",
         "prov.warmup_n": "{n} requests",
+        "prov.lengths": "Request lengths",
+        "prov.lengths_uniform": "{scenario}: input {ilo}-{ihi}, output {olo}-{ohi} tokens, uniform (range ratio {ratio} by {mode}'s rule)",
+        "prov.lengths_fixed": "{scenario}: input {ilo}, output {olo} tokens (fixed)",
         "prov.simulated": "Simulated",
         "prov.simulated_yes": "yes (simulated engine, time scale {scale})",
         "prov.sources": "Source",
@@ -216,6 +219,9 @@ _LABELS: dict[str, dict[str, str]] = {
         "prov.clients": "压测客户端",
         "prov.warmup": "Warmup",
         "prov.warmup_n": "{n} 条",
+        "prov.lengths": "请求长度",
+        "prov.lengths_uniform": "{scenario}：输入 {ilo}-{ihi}、输出 {olo}-{ohi} token，均匀分布（range ratio {ratio}，{mode} 规则）",
+        "prov.lengths_fixed": "{scenario}：输入 {ilo}、输出 {olo} token（固定）",
         "prov.simulated": "模拟",
         "prov.simulated_yes": "是（模拟引擎，时间缩放 {scale}）",
         "prov.sources": "来源",
@@ -287,6 +293,17 @@ class _Args(dict[str, Any]):
 
 
 # ---- number formatting shared by renderers ------------------------------------------------------
+def length_text(info: Any, lang: str) -> str:
+    """One scenario's length rule (a view ``LengthInfo``) in words."""
+    key = (
+        "prov.lengths_fixed"
+        if (info.input_lo, info.output_lo) == (info.input_hi, info.output_hi)
+        else "prov.lengths_uniform"
+    )
+    return label(key, lang, scenario=info.scenario, ilo=info.input_lo, ihi=info.input_hi, olo=info.output_lo,
+                 ohi=info.output_hi, ratio=f"{info.ratio:g}", mode=info.mode)  # fmt: skip
+
+
 def fmt_num(x: float | int | None, decimals: int = 2, lang: str = "en") -> str:
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return label("value.none", lang)

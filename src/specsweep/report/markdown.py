@@ -102,6 +102,8 @@ def _provenance_common(view: ReportView, lang: str, sep: str) -> list[str]:
         )
     if p.clients:
         out.append(f"- {L('prov.clients')}{sep}" + ", ".join(f"`{c}`" for c in p.clients))
+    if p.lengths:
+        out.append(f"- {L('prov.lengths')}{sep}" + "; ".join(i18n.length_text(x, lang) for x in p.lengths))
     if p.sources:
         out.append(f"- {L('prov.sources')}{sep}" + ", ".join(p.sources))
     if p.simulated:

@@ -77,6 +77,18 @@ class ServerInfo(_Frozen):
     column: str | None = None  # the ConfigInfo label it belongs to (compare: its method)
 
 
+class LengthInfo(_Frozen):
+    """How a scenario's request lengths were drawn: uniform integers in [lo, hi] (inclusive)."""
+
+    scenario: str
+    input_lo: int
+    input_hi: int
+    output_lo: int
+    output_hi: int
+    ratio: float
+    mode: str  # "sglang" | "vllm" range-ratio meaning
+
+
 class Provenance(_Frozen):
     run_dirs: list[str]
     experiments: list[str] = Field(default_factory=list)
@@ -88,6 +100,7 @@ class Provenance(_Frozen):
     warmup: list[int] = Field(default_factory=list)  # distinct warmup request counts
     ignore_eos: bool | None = None
     datasets: list[str] = Field(default_factory=list)
+    lengths: list[LengthInfo] = Field(default_factory=list)  # --random-*-len rule per scenario
     simulated: bool = False
     time_scale: float | None = None
     tool_versions: list[str] = Field(default_factory=list)
