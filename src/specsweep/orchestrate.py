@@ -626,8 +626,10 @@ def _execute(
     for w in preflight(plan):
         log.warning("%s", w)
     observer(
-        "run_start", {"plan": plan, "todo": todo_total, "finished": len(finished), "run_dir": run_dir.path}
-    )
+        "run_start",
+        {"plan": plan, "todo": todo_total, "finished": len(finished), "finished_cells": set(finished),
+         "run_dir": run_dir.path},
+    )  # fmt: skip
     status = "interrupted"
     counts: dict[str, int] = {}
     written: list[Path] = []

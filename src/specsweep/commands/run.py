@@ -6,10 +6,13 @@ import argparse
 import logging
 import shlex
 import sys
-from collections import deque
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from specsweep.errors import UsageError
+from specsweep.progress import LiveObserver, QuietObserver, assumptions, estimate_plan
+
+__all__ = ["LiveObserver", "QuietObserver", "print_plan", "register"]
 
 if TYPE_CHECKING:
     from specsweep.config import Plan
@@ -50,7 +53,7 @@ def _run(args: argparse.Namespace) -> int:
         run_dir = RunDir.open(args.resume)
         plan = orchestrate.load_run_plan(run_dir)
         if args.dry_run:
-            print_plan(plan, finished=run_dir.finished())
+            print_plan(plan, finished=run_dir.finished(), rows=run_dir.iter_summary(0))
             return 0
     else:
         _, plan = load_experiment(args.experiment)
@@ -114,7 +117,9 @@ def _dur(s: float) -> str:
     return f"{h}h{m:02d}m" if h else f"{m}m{sec:02d}s"
 
 
-def print_plan(plan: Plan, finished: set[tuple[str, int]] | None = None) -> None:
+def print_plan(
+    plan: Plan, finished: set[tuple[str, int]] | None = None, rows: Iterable[dict[str, Any]] = ()
+) -> None:
     from specsweep import orchestrate
 
     exp = plan.experiment
@@ -148,137 +153,12 @@ def print_plan(plan: Plan, finished: set[tuple[str, int]] | None = None) -> None
                 f"num_prompts={c.num_prompts}{mark}",
                 file=out,
             )
-    print(f"\nestimated duration: about {_dur(orchestrate.estimate_s(plan))} (rough)", file=out)
+    est = estimate_plan(plan, finished, rows)
+    skip = f"; {est.skipped} finished run(s) skipped" if est.skipped else ""
+    learned = f", scaled x{est.scale:.2f} by the finished cells' measured time" if est.scale != 1.0 else ""
+    print(f"\nestimated duration: about {_dur(est.total_s)} for {est.todo} run(s){skip}{learned}", file=out)
+    print("  assumes:", file=out)
+    for a in assumptions(plan):
+        print(f"  - {a}", file=out)
     for w in orchestrate.preflight(plan):
         print(f"warning: {w}", file=out)
-
-
-# ---- progress ----------------------------------------------------------------------------------
-def _fmt(v: Any, nd: int = 1) -> str:
-    return f"{v:.{nd}f}" if isinstance(v, (int, float)) else "-"
-
-
-class QuietObserver:
-    """Log lines, one per event: for logs and CI."""
-
-    def __init__(self) -> None:
-        self.done = 0
-        self.total = 0
-
-    def __call__(self, event: str, d: dict[str, Any]) -> None:
-        if event == "run_start":
-            self.total = d["todo"]
-            log.info("%d benchmark run(s) to do (%d already finished)", d["todo"], d["finished"])
-        elif event == "server_start":
-            log.info("%s server %s", "restarting" if d["restart"] else "starting", d["label"])
-        elif event == "server_ready":
-            log.info(
-                "%s ready at %s in %.1f s (version %s)", d["label"], d["url"], d["startup_s"], d["version"]
-            )
-        elif event == "server_failed":
-            log.error("%s failed to start: %s", d["label"], d["error"])
-        elif event == "server_died":
-            log.warning("%s died (exit code %s); restarting it", d["label"], d["returncode"])
-        elif event == "cell_done":
-            self.done += 1
-            r = d["row"]
-            extra = r.get("error") or r.get("invalid_reason") or ""
-            log.info(
-                "[%d/%d] %s %s c=%s r%s: %s total_tok/s=%s mean_tpot_ms=%s %s",
-                self.done, self.total, r["label"], r["scenario"], r["max_concurrency"], r["repeat"],
-                r["status"], _fmt(r.get("total_throughput")), _fmt(r.get("mean_tpot_ms"), 2),
-                extra.split("\n", 1)[0],
-            )  # fmt: skip
-        elif event == "reports":
-            log.info("writing the reports")
-        elif event == "run_end":
-            log.info("finished: %s", d["counts"])
-
-    def close(self) -> None:
-        pass
-
-
-class LiveObserver:
-    """A rich live display: the grid's progress bar with ETA, the current cell, the finished cells."""
-
-    def __init__(self) -> None:
-        from rich.console import Console
-        from rich.live import Live
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self.console = Console(stderr=True)
-        self.progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=self.console,
-        )
-        self.task = self.progress.add_task("grid", total=None)
-        self.rows: deque[dict[str, Any]] = deque(maxlen=12)
-        self.status = ""
-        self.live = Live(self._render(), console=self.console, refresh_per_second=4)
-        self.live.start()
-
-    def _render(self) -> Any:
-        from rich.console import Group
-        from rich.table import Table
-
-        t = Table(title="finished cells (latest)", expand=False)
-        for col in (
-            "config",
-            "scenario",
-            "conc",
-            "rep",
-            "status",
-            "req/s",
-            "total tok/s",
-            "TTFT ms",
-            "TPOT ms",
-        ):
-            t.add_column(col, justify="right" if col not in ("config", "scenario", "status") else "left")
-        for r in self.rows:
-            st = r["status"]
-            color = {"ok": "green", "invalid": "yellow"}.get(st, "red")
-            t.add_row(
-                r["label"], r["scenario"], str(r["max_concurrency"]), str(r["repeat"]), f"[{color}]{st}[/]",
-                _fmt(r.get("request_throughput"), 2), _fmt(r.get("total_throughput")),
-                _fmt(r.get("mean_ttft_ms")), _fmt(r.get("mean_tpot_ms"), 2),
-            )  # fmt: skip
-        return Group(self.progress, self.status, t)
-
-    def __call__(self, event: str, d: dict[str, Any]) -> None:
-        if event == "run_start":
-            self.progress.update(self.task, total=d["todo"])
-        elif event == "server_start":
-            self.status = f"{'restarting' if d['restart'] else 'starting'} server {d['label']} ..."
-        elif event == "server_ready":
-            self.status = f"{d['label']} ready in {d['startup_s']:.1f} s (version {d['version']})"
-        elif event in ("server_failed", "server_died"):
-            self.console.print(f"[red]{event.replace('_', ' ')}: {d['label']}[/] {d.get('error', '')}")
-        elif event == "cell_start":
-            c = d["cell"]
-            self.status = (
-                f"running {c.label} · {c.scenario} · concurrency {c.max_concurrency} · repeat {d['repeat']}"
-            )
-        elif event == "cell_done":
-            self.rows.append(d["row"])
-            self.progress.advance(self.task)
-            self.status = ""
-        elif event == "reports":
-            self.status = "writing the reports ..."
-        elif event == "run_end":
-            self.status = "finished: " + ", ".join(f"{n} {k}" for k, n in sorted(d["counts"].items()))
-        self.live.update(self._render())
-
-    def close(self) -> None:
-        self.live.stop()
