@@ -26,6 +26,10 @@ def test_undrafted_steps_count() -> None:
 def test_every_step_drafted_equals_the_engines_figure() -> None:
     out = from_counters(output_tokens=256, requests=4, accepted=189, drafts=63)
     assert out["accept_length"] == pytest.approx(1 + 189 / 63) and out["spec_draft_coverage"] == 1.0
+    # accepted drafts past max_tokens (counted by the engine, never sent): steps would come out
+    # below the drafts; the drafts count wins and nothing exceeds the engine's own figure
+    out = from_counters(output_tokens=256, requests=4, accepted=200, drafts=63)
+    assert out["accept_length"] == pytest.approx(1 + 200 / 63) and out["spec_draft_coverage"] == 1.0
 
 
 @given(st.integers(1, 50), st.integers(2, 500), st.floats(0, 1), st.floats(0.01, 1))
@@ -36,11 +40,9 @@ def test_bounds(n: int, per_req: int, acc_share: float, cover: float) -> None:
     steps = decode - accepted
     drafts = max(1, int(steps * cover))
     out = from_counters(t, n, accepted, drafts)
-    if steps <= 0:
-        assert out == {}
-        return
-    # between 1 and the per-drafted-step figure; never above it
+    # between 1 and the per-drafted-step figure; never above it; coverage a share
     assert 1.0 <= out["accept_length"] <= 1 + accepted / drafts + 1e-9
+    assert 0 < out["spec_draft_coverage"] <= 1.0
 
 
 def test_fill_prefers_the_exact_per_request_figure() -> None:

@@ -12,7 +12,9 @@ The engines' own figure, ``spec_accept_length`` = 1 + accepted / drafts, counts 
 that had a draft (vLLM's and llama.cpp's ``num_drafts`` skip steps where the drafter proposed
 nothing), so an n-gram drafter that often finds no match shows k+1 while the server makes far fewer
 tokens per step. It is kept, as "per drafted step", with ``spec_draft_coverage`` = drafts / decode
-steps; when every step drafts (EAGLE, MTP, the simulator) the two are equal.
+steps; when every step drafts (EAGLE, MTP, the simulator) the two are equal. Decode steps are never
+taken below the drafts: engines also count accepted drafts past ``max_tokens`` that the client never
+receives, and then (steps <= drafts) the drafts count is the better step count.
 
 On SGLang the exact per-request figure is used (Σ completion_tokens / Σ spec_verify_ct, SGLang's own
 definition), which also counts each request's prefill token: higher by about 1 / (steps per request).
@@ -25,15 +27,17 @@ from typing import Any
 
 
 def from_counters(output_tokens: float, requests: int, accepted: float, drafts: float) -> dict[str, float]:
-    """``accept_length`` and ``spec_draft_coverage`` from token totals and counter deltas; empty
-    when the counters cannot belong to these requests (more accepted tokens than decode tokens)."""
+    """``accept_length`` and ``spec_draft_coverage`` from token totals and counter deltas (empty
+    without drafts). Decode steps are never counted below the drafts: a drafted step is a step."""
     steps = output_tokens - requests - accepted
-    if requests <= 0 or steps <= 0:
+    if requests <= 0 or drafts <= 0:
         return {}
-    out = {"accept_length": 1.0 + accepted / steps}
-    if drafts > 0:
-        out["spec_draft_coverage"] = min(drafts / steps, 1.0)
-    return out
+    if steps <= drafts:
+        # every step drafted (EAGLE, MTP, the simulator): the engines' figure is the per-step one.
+        # Fewer counted steps than drafts means the counters saw tokens the client did not (accepted
+        # drafts past max_tokens, a client-side token count): trust the drafts count then.
+        return {"accept_length": 1.0 + accepted / drafts, "spec_draft_coverage": 1.0}
+    return {"accept_length": 1.0 + accepted / steps, "spec_draft_coverage": drafts / steps}
 
 
 def fill(result: Mapping[str, Any]) -> dict[str, Any]:
