@@ -108,3 +108,13 @@ def test_quiet_lines_carry_the_eta(caplog: pytest.LogCaptureFixture) -> None:
         obs("cell_done", {"cell": cell, "repeat": 0, "row": row})
     assert "estimated " in caplog.text and "[1/2] a chat_short c=1 r0: ok" in caplog.text
     assert "; ETA " in caplog.text
+
+
+def test_bench_progress_line() -> None:
+    from specsweep.progress import BenchProgress
+
+    con = Console(width=80, file=io.StringIO(), force_terminal=True)
+    with BenchProgress(8, "bench [tiny] c=2", console=con) as bp:  # markup in a name is text
+        bp.advance(3)
+        task = bp.progress.tasks[0]
+        assert (task.completed, task.total, task.description) == (3, 8, "bench \\[tiny] c=2")

@@ -373,3 +373,38 @@ class LiveObserver:
 def _cell(r: dict[str, Any], key: str, nd: int | None) -> str:
     v = r.get(key)
     return _fmt(v, nd) if nd is not None else ("-" if v is None else str(v))
+
+
+class BenchProgress:
+    """`specsweep bench`'s live line on a terminal: requests done / total with elapsed time and an
+    ETA from the finished requests' rate. ``advance()`` is the per-request hook for the client's
+    runner; without calls it still shows the run is alive (elapsed time, requests planned)."""
+
+    def __init__(self, total: int, what: str, console: Any = None) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.console = console or Console(stderr=True)
+        self.progress = Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=self.console, transient=True,
+        )  # fmt: skip
+        self.task = self.progress.add_task(escape(what), total=total)
+
+    def advance(self, n: int = 1) -> None:
+        self.progress.advance(self.task, n)
+
+    def __enter__(self) -> BenchProgress:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
+from typing import Any
 
 from specsweep.errors import UsageError
 
@@ -150,6 +152,19 @@ def _first_err(e: Exception) -> str:
     return str(e)
 
 
+def _live(args: argparse.Namespace, cfg: Any, rep: int) -> Any:
+    import contextlib
+
+    if args.quiet or not sys.stderr.isatty():
+        return contextlib.nullcontext()
+    from specsweep.progress import BenchProgress
+    from specsweep.workload.scenarios import default_num_prompts
+
+    n = cfg.num_prompts or default_num_prompts(cfg.max_concurrency or 1)
+    rep_s = f" repeat {rep + 1}/{cfg.repeats}" if cfg.repeats > 1 else ""
+    return BenchProgress(n, f"bench {cfg.scenario.name} c={cfg.max_concurrency or 'inf'}{rep_s}")
+
+
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -162,7 +177,8 @@ def run(args: argparse.Namespace) -> int:
     assert isinstance(cfg, BenchConfig)
     status = 0
     for rep in range(cfg.repeats):
-        outcome = run_bench(cfg, ray_address=args.ray_address)
+        with _live(args, cfg, rep):  # a live line on a terminal (specsweep.progress.BenchProgress)
+            outcome = run_bench(cfg, ray_address=args.ray_address)
         res = outcome.result
         res["repeat"] = rep
         if not args.quiet:
