@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from specsweep.errors import UsageError
+from specsweep.errors import UsageError, one_of
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -18,6 +18,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     pr.add_argument("--profile", required=True, help="profile name or path to a profile .yaml")
     pr.add_argument("--scenario", required=True, help="scenario name (built-in or from --scenarios)")
     pr.add_argument("--scenarios", help="YAML file with extra scenarios")
+    pr.add_argument(
+        "--dataset",
+        metavar="NAME",
+        help="real prompts instead of the scenario's: spec-bench, mt-bench, speed-bench, humaneval, gsm8k, "
+        "instructcoder, sharegpt, jsonl, hf (with --dataset-path); acceptance per category from the profile",
+    )
+    pr.add_argument("--dataset-path", help="local file or folder of --dataset")
     pr.add_argument("--concurrency", default="1,8,64", help="comma-separated list (default 1,8,64)")
     pr.add_argument("--num-prompts", type=int, help="default: the reference runs' count per concurrency")
     pr.add_argument("--request-rate", type=float, default=float("inf"), help="open loop req/s (default inf)")
@@ -92,6 +99,12 @@ def _predict(args: argparse.Namespace) -> int:
     profile = load_profile(args.profile)
     extra = load_scenarios(args.scenarios) if args.scenarios else None
     scenario = get_scenario(args.scenario, extra)
+    if args.dataset:
+        from specsweep.workload.datasets import FILE_DATASETS
+
+        if args.dataset not in FILE_DATASETS:
+            raise UsageError(f"--dataset: {one_of(args.dataset, FILE_DATASETS)}")
+        scenario = scenario.model_copy(update={"dataset": args.dataset, "dataset_path": args.dataset_path})
     concs = parse_int_list(args.concurrency, "--concurrency")
     if args.num_prompts is not None and args.num_prompts < 1:
         raise UsageError(f"bad --num-prompts {args.num_prompts}; expected a positive integer")

@@ -135,6 +135,14 @@ def parse_scenarios(data: object, *, file: str | None = None, base: str = "scena
     return out
 
 
+def with_dataset(base: Scenario, ref: DatasetRef) -> Scenario:
+    """``base``'s length rule with ``ref``'s prompts, named ``<base>@<ref label>`` (a workload's
+    ``dataset``). A relative ``ref.path`` is relative to the working directory, like every path."""
+    fields = {**base.model_dump(), "name": f"{base.name}@{ref.display()}", "dataset": "mix"}
+    fields.update(dataset_path=None, mix=(ref,))
+    return Scenario(**fields)
+
+
 def get_scenario(name: str, extra: dict[str, Scenario] | None = None) -> Scenario:
     catalog = {**BUILTIN, **(extra or {})}
     if name not in catalog:
