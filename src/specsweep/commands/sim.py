@@ -124,7 +124,26 @@ def _predict(args: argparse.Namespace) -> int:
             sys.stdout.flush()
     if not args.json:
         _print_table(profile.name, scenario.name, rows)
+        _print_categories(rows)
     return 0
+
+
+def _print_categories(rows: list[dict[str, Any]]) -> None:
+    """With --dataset: acceptance, TPOT and throughput per category and concurrency."""
+    if not any(r.get("per_category") for r in rows):
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title="per category")
+    for head in ("category", "conc", "completed", "accept len", "TPOT mean ms", "out tok/s"):
+        t.add_column(head, justify="left" if head == "category" else "right")
+    for r in rows:
+        for cat, m in (r.get("per_category") or {}).items():
+            al, tp = m.get("accept_length"), m.get("mean_tpot_ms")
+            t.add_row(cat, str(r["max_concurrency"]), str(m["completed"]), "-" if al is None else f"{al:.2f}",
+                      "-" if tp is None else f"{tp:.2f}", f"{m['output_throughput']:,.0f}")  # fmt: skip
+    Console().print(t)
 
 
 def _print_table(profile: str, scenario: str, rows: list[dict[str, Any]]) -> None:
