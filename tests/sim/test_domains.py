@@ -75,3 +75,21 @@ def test_fit_rate_recovers_a_known_rate_over_several_k() -> None:
         and curves["code"][0] == pytest.approx(0.7, abs=1e-3)
         and len(curves["code"]) == 4
     )
+
+
+def test_sim_fit_writes_category_curves_from_run_dirs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from specsweep.sim.fit import with_domain_acceptance
+    from specsweep.store import RunDir
+
+    rd = RunDir.create(tmp_path, "r", {"name": "r"}, "20260101-000000")
+    for k, cat, a in [(3, "coding", 0.8), (5, "coding", 0.8), (3, "chat", 0.4)]:
+        rd.append_summary({"label": f"ng{k}", "scenario": f"s@{cat}", "max_concurrency": 1, "method": "ngram",
+                           "params": {"spec_tokens": k}, "status": "ok",
+                           "per_category": {cat: {"accept_length": domains.expected_length(a, k)}}})  # fmt: skip
+    prof = with_domain_acceptance(_profile(), [tmp_path])
+    assert sorted(prof.category_survival) == ["chat", "coding"]
+    assert prof.category_survival["coding"][0] == pytest.approx(0.8, abs=2e-3)
+    assert prof.category_survival["chat"][2] == pytest.approx(0.4**3, abs=2e-3)
+    assert "acceptance coding: E(3) = " in capsys.readouterr().out

@@ -539,7 +539,7 @@ def command_line(args: argparse.Namespace) -> str:
     return " ".join(shlex.quote(p) for p in parts)
 
 
-def _with_domains(profile: Profile, paths: Sequence[str | Path]) -> Profile:
+def with_domain_acceptance(profile: Profile, paths: Sequence[str | Path]) -> Profile:
     """The profile with per-category acceptance curves learned from the results (sim.domains)."""
     from specsweep.sim import domains
 
@@ -603,7 +603,7 @@ def fit_main(args: argparse.Namespace) -> int:
         "holdout_spec_tokens": ho_ks,
     }
     profile = res.profile.model_copy(update={"provenance": {**base.provenance, **prov}})
-    profile = _with_domains(profile, args.results)
+    profile = with_domain_acceptance(profile, args.results)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(profile.to_yaml(), encoding="utf-8")
     sys.stdout.write(
