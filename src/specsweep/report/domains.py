@@ -87,8 +87,11 @@ class DomainsView(_Frozen):
 
     @property
     def shown(self) -> bool:
-        """Whether reports show the section: some real (not synthetic) category was measured."""
-        return any(c not in SYNTHETIC for c in self.categories)
+        """Whether reports show the section: some real (not synthetic) category was measured, or there
+        is a baseline (the section then gives every cell's speedup over it)."""
+        return bool(self.categories) and (
+            self.baseline is not None or any(c not in SYNTHETIC for c in self.categories)
+        )
 
 
 def baseline_label(ds: Dataset) -> str | None:
