@@ -187,7 +187,7 @@ def domains_html(view: ReportView, lang: str) -> tuple[str, str] | None:
     if d is None or not d.shown:
         return None
     e = html.escape
-    parts = ["<ul>" + "".join(f"<li>{e(x)}</li>" for x in _intro(d, lang)) + "</ul>"]
+    parts = ["<ul>" + "".join(f"<li>{e(x.replace('`', ''))}</li>" for x in _intro(d, lang)) + "</ul>"]
     is_speedup, heat = _heat(d, view.domains)
     cats = [c for c in d.categories]
     cap = _s("heat" if is_speedup else "heat.rel", lang)
