@@ -64,3 +64,16 @@ def test_unknown_dataset_name_lists_the_accepted_ones() -> None:
     with pytest.raises(ConfigError, match="humaneval") as e:
         parse_experiment(bad)
     assert "workloads[0].dataset" in str(e.value)
+
+
+def test_manifest_round_trip_keeps_the_same_cells() -> None:
+    exp = _exp(scenarios={"mixed": {"input_len": 64, "output_len": 16,
+                                    "mix": [{"name": "gsm8k", "path": str(DATA / "gsm8k_test.jsonl"), "weight": 2},
+                                            {"name": "instructcoder", "path": str(DATA / "instructcoder.jsonl")}]}})  # fmt: skip
+    exp["workloads"].append({"scenarios": ["mixed"], "concurrency": [1], "num_prompts": 3})
+    a = plan_experiment(parse_experiment(exp))
+    b = plan_experiment(
+        parse_experiment(parse_experiment(exp).model_dump(mode="json"))
+    )  # what resume re-reads
+    assert [c.cell_id for c in a.all_cells()] == [c.cell_id for c in b.all_cells()]
+    assert a.scenarios["mixed"] == b.scenarios["mixed"] and a.scenarios["mixed"].dataset == "mix"
