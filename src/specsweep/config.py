@@ -29,7 +29,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from specsweep.errors import ConfigError, one_of
-from specsweep.workload.scenarios import BUILTIN, Scenario, default_num_prompts, parse_scenarios
+from specsweep.workload.datasets.ref import DatasetRef
+from specsweep.workload.scenarios import BUILTIN, Scenario, default_num_prompts, parse_scenarios, with_dataset
 
 ServerKind = Literal["vllm", "sglang", "llamacpp", "command", "url", "sim"]
 Scalar = str | int | float | bool
@@ -238,6 +239,7 @@ class ServerSpec(_Model):
     model: str | None = None
     served_model: str | None = None  # model id the server must list; None: its first listed model
     method: str | None = None  # speculative method name (dspark, eagle, ngram, ...); None: none
+    baseline: bool = False  # the no-speculation reference: reports show every config's speedup over it
     params: dict[str, Scalar] = Field(default_factory=dict)
     grid: dict[str, list[Scalar]] = Field(default_factory=dict)
     label: str | None = None  # template; default: name(abbrev=value, ...) over the grid keys
@@ -319,6 +321,14 @@ class Workload(_Model):
     num_prompts: int | dict[int, int] | None = None  # None: default_num_prompts(concurrency)
     rounds: int | None = Field(default=None, ge=1)  # num_prompts = rounds x concurrency
     servers: list[str] | None = None  # only these server names (default: all)
+    # real prompts: each source gives every scenario a variant "<scenario>@<label>" (its length rule,
+    # the source's prompts); a source may itself mix categories (docs/experiments.md, Datasets)
+    dataset: DatasetRef | list[DatasetRef] | None = None
+
+    def datasets(self) -> list[DatasetRef]:
+        return (
+            [] if self.dataset is None else self.dataset if isinstance(self.dataset, list) else [self.dataset]
+        )
 
     @field_validator("concurrency")
     @classmethod
@@ -409,6 +419,13 @@ class Experiment(_Model):
             for s in w.servers or []:
                 if s not in names:
                     raise ValueError(f"workloads[{i}].servers: unknown server {one_of(s, names)}")
+        base = [s for s in self.servers if s.baseline]
+        if len(base) > 1:
+            raise ValueError(f"only one server may be the baseline; marked: {[s.name for s in base]}")
+        if base and base[0].grid:
+            raise ValueError(
+                f"baseline server {base[0].name!r} must be one configuration; move its grid to params"
+            )
         return self
 
 
@@ -558,14 +575,19 @@ def plan_experiment(exp: Experiment, *, file: str | None = None) -> Plan:
         for wi, w in enumerate(exp.workloads):
             if w.servers is not None and cfg.name not in w.servers:
                 continue
-            for si, sname in enumerate(w.scenarios):
-                if sname not in catalog:
+            for si, sname0 in enumerate(w.scenarios):
+                if sname0 not in catalog:
                     raise ConfigError(
-                        f"unknown scenario: {one_of(sname, catalog)} (add it under 'scenarios')",
+                        f"unknown scenario: {one_of(sname0, catalog)} (add it under 'scenarios')",
                         file=file,
                         path=f"workloads[{wi}].scenarios[{si}]",
                     )
-                for c in w.concurrency:
+                names = [sname0]
+                if w.dataset is not None:  # one scenario per dataset source: "<scenario>@<label>"
+                    derived = [with_dataset(catalog[sname0], ref) for ref in w.datasets()]
+                    plan.scenarios.update((d.name, d) for d in derived)
+                    names = [d.name for d in derived]
+                for sname, c in itertools.product(names, w.concurrency):
                     cid = make_cell_id(cfg.label, sname, c)
                     if cid in seen:
                         raise ConfigError(

@@ -21,6 +21,10 @@ ERROR_KINDS = (
     "client",  # an exception inside the client itself
 )
 
+# The request header that carries a request's category to the server (the simulator reads it to pick
+# the category's acceptance curve; other servers ignore it).
+CATEGORY_HEADER = "X-Specsweep-Category"
+
 
 @dataclass(slots=True)
 class RequestSpec:
@@ -32,6 +36,9 @@ class RequestSpec:
     output_len: int  # max new tokens requested
     is_warmup: bool = False
     group: int | None = None  # shared-prefix group, if any
+    category: str | None = (
+        None  # the prompt's domain (dataset category, e.g. "coding"); see workload.datasets
+    )
 
 
 @dataclass(slots=True)
@@ -56,6 +63,7 @@ class RequestRecord:
     error_kind: str | None = None
     error: str | None = None
     output_text: str | None = None
+    category: str | None = None  # the request's domain (RequestSpec.category); None in older run dirs
 
     @property
     def ok(self) -> bool:

@@ -474,6 +474,7 @@ def merge_results(
         lateness_reason,
     )
     from specsweep.metrics import compute_metrics
+    from specsweep.metrics_category import per_category
 
     warm: list[RequestRecord] = []
     records: list[RequestRecord] = []
@@ -496,6 +497,7 @@ def merge_results(
     result.update(probes.spec_delta(before, after))
     result.update(acceptance.fill(result))  # one definition for every engine (specsweep.acceptance)
     result["server_accept_length"] = srv_al
+    result["per_category"] = per_category(records, result.get("accept_length"))
     result["workers"] = len(results)
     check = {
         k: max(float(w[k]) for w in per_worker)

@@ -39,7 +39,8 @@ from specsweep.client.dialects import ChunkError, Dialect, StreamState, get_dial
 from specsweep.client.sse import SSEDecoder
 from specsweep.errors import BenchError
 from specsweep.metrics import compute_metrics
-from specsweep.records import RequestRecord, RequestSpec
+from specsweep.metrics_category import per_category
+from specsweep.records import CATEGORY_HEADER, RequestRecord, RequestSpec
 from specsweep.workload.arrivals import arrival_offsets
 from specsweep.workload.prompts import generate, warmup_specs
 from specsweep.workload.scenarios import default_num_prompts
@@ -304,7 +305,7 @@ class Runner:
         async with session.post(
             self.url,
             data=body,
-            headers=_JSON_HEADERS,
+            headers={**_JSON_HEADERS, CATEGORY_HEADER: rec.category} if rec.category else _JSON_HEADERS,
             timeout=aiohttp.ClientTimeout(total=self.cfg.request_timeout_s),
         ) as resp:
             rec.headers_ns = _now()
@@ -406,7 +407,7 @@ async def _drive(
     records = [
         RequestRecord(
             index=s.index, is_warmup=s.is_warmup, worker=runner.worker, prompt_len=s.prompt_len,
-            output_len=s.output_len, scheduled_ns=0,
+            output_len=s.output_len, scheduled_ns=0, category=s.category,
         )
         for s in specs
     ]  # fmt: skip
@@ -658,6 +659,7 @@ def _outcome(cfg: BenchConfig, model: str | None, tok: Tokenizer, m: _Measured) 
     result.update(probes.spec_delta(m.spec_before, m.spec_after))
     result.update(acceptance.fill(result))  # one definition for every engine (specsweep.acceptance)
     result["server_accept_length"] = m.server_accept_length
+    result["per_category"] = per_category(m.records, result.get("accept_length"))
     check, reasons, warns = self_check(m)
     result["self_check"] = check
     result["arrival_stamps"] = "kernel" if m.kernel_stamps else "read"

@@ -37,9 +37,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     w.add_argument("--scenario", help="a built-in scenario (chat_short, ...) or one from --scenario-file")
     w.add_argument("--scenario-file", help="YAML file of user scenarios")
     w.add_argument(
-        "--dataset-name", default=None, help="random (real text), random-ids, sharegpt, jsonl, shared-prefix"
+        "--dataset-name",
+        default=None,
+        help="random (real text), random-ids, shared-prefix; from a local file: sharegpt, jsonl, spec-bench, "
+        "mt-bench, speed-bench, humaneval, gsm8k, instructcoder, hf (docs/experiments.md, Datasets)",
     )
-    w.add_argument("--dataset-path", help="local file for sharegpt / jsonl")
+    w.add_argument("--dataset-path", help="local file or folder of the dataset (nothing is downloaded)")
     w.add_argument("--random-input-len", type=int)
     w.add_argument("--random-output-len", type=int)
     w.add_argument("--random-range-ratio", type=float)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from specsweep.errors import UsageError
+from specsweep.errors import UsageError, one_of
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -18,6 +18,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     pr.add_argument("--profile", required=True, help="profile name or path to a profile .yaml")
     pr.add_argument("--scenario", required=True, help="scenario name (built-in or from --scenarios)")
     pr.add_argument("--scenarios", help="YAML file with extra scenarios")
+    pr.add_argument(
+        "--dataset",
+        metavar="NAME",
+        help="real prompts instead of the scenario's: spec-bench, mt-bench, speed-bench, humaneval, gsm8k, "
+        "instructcoder, sharegpt, jsonl, hf (with --dataset-path); acceptance per category from the profile",
+    )
+    pr.add_argument("--dataset-path", help="local file or folder of --dataset")
     pr.add_argument("--concurrency", default="1,8,64", help="comma-separated list (default 1,8,64)")
     pr.add_argument("--num-prompts", type=int, help="default: the reference runs' count per concurrency")
     pr.add_argument("--request-rate", type=float, default=float("inf"), help="open loop req/s (default inf)")
@@ -92,6 +99,12 @@ def _predict(args: argparse.Namespace) -> int:
     profile = load_profile(args.profile)
     extra = load_scenarios(args.scenarios) if args.scenarios else None
     scenario = get_scenario(args.scenario, extra)
+    if args.dataset:
+        from specsweep.workload.datasets import FILE_DATASETS
+
+        if args.dataset not in FILE_DATASETS:
+            raise UsageError(f"--dataset: {one_of(args.dataset, FILE_DATASETS)}")
+        scenario = scenario.model_copy(update={"dataset": args.dataset, "dataset_path": args.dataset_path})
     concs = parse_int_list(args.concurrency, "--concurrency")
     if args.num_prompts is not None and args.num_prompts < 1:
         raise UsageError(f"bad --num-prompts {args.num_prompts}; expected a positive integer")
@@ -111,7 +124,26 @@ def _predict(args: argparse.Namespace) -> int:
             sys.stdout.flush()
     if not args.json:
         _print_table(profile.name, scenario.name, rows)
+        _print_categories(rows)
     return 0
+
+
+def _print_categories(rows: list[dict[str, Any]]) -> None:
+    """With --dataset: acceptance, TPOT and throughput per category and concurrency."""
+    if not any(r.get("per_category") for r in rows):
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title="per category")
+    for head in ("category", "conc", "completed", "accept len", "TPOT mean ms", "out tok/s"):
+        t.add_column(head, justify="left" if head == "category" else "right")
+    for r in rows:
+        for cat, m in (r.get("per_category") or {}).items():
+            al, tp = m.get("accept_length"), m.get("mean_tpot_ms")
+            t.add_row(cat, str(r["max_concurrency"]), str(m["completed"]), "-" if al is None else f"{al:.2f}",
+                      "-" if tp is None else f"{tp:.2f}", f"{m['output_throughput']:,.0f}")  # fmt: skip
+    Console().print(t)
 
 
 def _print_table(profile: str, scenario: str, rows: list[dict[str, Any]]) -> None:

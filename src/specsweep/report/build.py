@@ -14,6 +14,7 @@ from specsweep.analysis import anomalies as an
 from specsweep.analysis import core, crossover, recommend
 from specsweep.analysis.data import Dataset, load
 from specsweep.errors import UsageError, one_of
+from specsweep.report import domains
 from specsweep.report import view as V
 
 KINDS = ("sweep", "compare")
@@ -688,8 +689,10 @@ def build_view(
         raise UsageError(f"--min-effect must be >= 0, got {min_effect}")
     bands = bands or recommend.DEFAULT_BANDS
     ds = load(run_dirs)
+    baseline = baseline or domains.baseline_label(ds)  # an experiment's `baseline: true` server
     t = core.build_sweep(ds, method, baseline) if kind == "sweep" else core.build_compare(ds, baseline)
     noise = core.measure_noise(ds, min_effect)
+    dom_rows, dom_view = domains.build_domains(ds, noise, baseline)
     vs = core.all_verdicts(t, core.PRIMARY, noise)
     lat = [v for m in core.LATENCY_VERDICT_METRICS for v in core.all_verdicts(t, m, noise)]
     ws = core.winners(t, vs)
@@ -770,4 +773,5 @@ def build_view(
         findings=_band_findings(t, vs, ws, skip, bands), class_best=_class_best(t, vs, skip), gaps=_gaps(t, vs, ws),
         anomalies=anomaly_views, crossovers=cross_views, recommendations=band_recs + recs, schedule=sched, checks=checks,
         compare=compare, next_steps=_next_steps(t, parts, noise, prov), lossless=lossless, notes=_aa_scenarios(t, noise) + _notes(t),
+        domains=dom_rows, domain_summary=dom_view,
     )  # fmt: skip

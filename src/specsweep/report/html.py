@@ -27,6 +27,7 @@ from importlib import resources
 
 from specsweep import __version__
 from specsweep.report import i18n, plots
+from specsweep.report.domains_render import domains_html
 from specsweep.report.i18n import fmt_num, fmt_pct, label
 from specsweep.report.i18n_html import hl
 from specsweep.report.view import Cell, Msg, Recommendation, ReportView, Verdict, WinnerRow
@@ -763,6 +764,10 @@ class _R:
             body += self.table(headers, rows)
         return self.section("lossless", label("sec.lossless", self.lang), body)
 
+    def domains(self) -> str:
+        got = domains_html(self.v, self.lang)
+        return self.section("domains", got[0], got[1]) if got else ""
+
     # ---- page -------------------------------------------------------------------------------------
     def page(self) -> str:
         figs = plots.build_plots(self.v, self.lang, self.winmap_titles())
@@ -774,6 +779,7 @@ class _R:
             self.findings(),
             self.anomalies(),
             self.crossovers(),
+            self.domains(),
             self.recommendations(),
             self.checks(),
             self.next_steps(),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from specsweep.report import i18n
+from specsweep.report.domains_render import domains_markdown
 from specsweep.report.i18n import fmt_num, fmt_pct, label, text
 from specsweep.report.view import Cell, EngineFlags, Msg, ReportView, Verdict
 
@@ -348,6 +349,7 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
         out += [f"### {n}. {L('sec.notes')}", ""]
         out += ["- " + text(m, lang) for m in view.notes]
         out.append("")
+    out += domains_markdown(view, lang)
     out += ["---", "", f"## {L('sec.recommendations')}", ""]
     if view.recommendations:
         out += [f"### {L('sec.recommended_configs')}", ""]

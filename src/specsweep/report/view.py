@@ -39,6 +39,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from specsweep.report.domains import DomainRow, DomainsView
+
 VIEW_SCHEMA = "specsweep.report.view/1"
 
 Number = float | None
@@ -342,6 +344,9 @@ class ReportView(_Frozen):
     next_steps: list[Msg] = Field(default_factory=list)
     notes: list[Msg] = Field(default_factory=list)
     lossless: LosslessView | None = None
+    # per-domain section (report.domains): one row per category x cell x config, and its verdicts
+    domains: list[DomainRow] = Field(default_factory=list)
+    domain_summary: DomainsView | None = None
 
     def to_json(self, *, indent: bool = True) -> str:
         return self.model_dump_json(indent=2 if indent else None)

@@ -89,6 +89,7 @@ class _Req:
     ready_step: int = 0
     prefilled: int = 0
     reserved: int = 0
+    curve: int = 0  # index of the request's acceptance curve (0: the profile's default survival)
 
 
 class Engine:
@@ -110,6 +111,10 @@ class Engine:
         self._ctx_sum = 0  # sum of _d_ctx
         self._prefilled_sum = 0  # prompt tokens prefilled by requests still prefilling
         self._neg_surv = [-s for s in profile.survival]  # increasing: a = #{i: S_i > u}
+        # per-category curves (index 0 is the default); _d_curve holds each decoding sequence's index
+        self._curve_of = {c: i + 1 for i, c in enumerate(profile.category_survival)}
+        self._neg_curves = [self._neg_surv] + [[-x for x in v] for v in profile.category_survival.values()]
+        self._d_curve: list[int] = []
         self._where: dict[Hashable, str] = {}  # rid -> "w" | "p" | "d"
         self._kv_reserved = 0
         self.counters = Counters(k=self.k, accepted_per_pos=[0] * self.k)
@@ -123,8 +128,10 @@ class Engine:
         """Whether the request could ever run (alone) within the KV-cache capacity."""
         return self.kv_need(prompt_tokens, max_tokens) <= self.profile.kv_tokens
 
-    def add(self, rid: Hashable, prompt_tokens: int, max_tokens: int) -> None:
-        """A request arrives at ``self.now``. Raises ValueError if it can never fit (reply 400)."""
+    def add(self, rid: Hashable, prompt_tokens: int, max_tokens: int, category: str | None = None) -> None:
+        """A request arrives at ``self.now``. Raises ValueError if it can never fit (reply 400).
+
+        ``category``: the request's domain; its acceptance follows the profile's curve for it."""
         if rid in self._where:
             raise ValueError(f"request id {rid!r} is already in the engine")
         if max_tokens < 1:
@@ -136,7 +143,10 @@ class Engine:
                 f"the engine holds {self.profile.kv_tokens}"
             )
         ready = self.counters.steps + self.profile.admit_delay_steps
-        self._waiting.append(_Req(rid, max(1, int(prompt_tokens)), int(max_tokens), self.now, ready))
+        curve = self._curve_of.get(category, 0) if category is not None else 0
+        self._waiting.append(
+            _Req(rid, max(1, int(prompt_tokens)), int(max_tokens), self.now, ready, curve=curve)
+        )
         self._where[rid] = "w"
         self.counters.requests_waiting = len(self._waiting)
 
@@ -219,7 +229,12 @@ class Engine:
         if n:
             if k:
                 u = self._rng.random(n)
-                if n > 32:
+                if len(self._neg_curves) > 1 and any(self._d_curve):
+                    curves = self._neg_curves
+                    acc = [
+                        bisect_left(curves[ci], -x) for ci, x in zip(self._d_curve, u.tolist(), strict=True)
+                    ]
+                elif n > 32:
                     acc = np.searchsorted(self._neg_surv, -u, side="left").tolist()
                 else:
                     neg = self._neg_surv
@@ -319,6 +334,7 @@ class Engine:
         self._d_ctx.append(r.prompt + 1)
         self._d_rem.append(r.max_tokens - 1)
         self._d_res.append(r.reserved)
+        self._d_curve.append(r.curve)
         self._ctx_sum += r.prompt + 1
         self._n += 1
         self._where[r.rid] = "d"
@@ -332,7 +348,9 @@ class Engine:
             self._d_ctx[i] = self._d_ctx[last]
             self._d_rem[i] = self._d_rem[last]
             self._d_res[i] = self._d_res[last]
+            self._d_curve[i] = self._d_curve[last]
         self._d_rid.pop()
+        self._d_curve.pop()
         self._d_ctx.pop()
         self._d_rem.pop()
         self._d_res.pop()

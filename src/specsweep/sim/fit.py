@@ -539,6 +539,21 @@ def command_line(args: argparse.Namespace) -> str:
     return " ".join(shlex.quote(p) for p in parts)
 
 
+def with_domain_acceptance(profile: Profile, paths: Sequence[str | Path]) -> Profile:
+    """The profile with per-category acceptance curves learned from the results (sim.domains)."""
+    from specsweep.sim import domains
+
+    pts = domains.category_points(domains.rows_of(paths), row_k)
+    curves = domains.category_survival(pts, profile.k)
+    if not curves:
+        return profile
+    for cat, curve in curves.items():
+        sys.stdout.write(
+            f"acceptance {cat}: E({profile.k}) = {1 + sum(curve):.2f} from {len(pts[cat])} row(s)\n"
+        )
+    return profile.model_copy(update={"category_survival": curves})
+
+
 def fit_main(args: argparse.Namespace) -> int:
     if args.replicates < 1:
         raise UsageError(
@@ -588,6 +603,7 @@ def fit_main(args: argparse.Namespace) -> int:
         "holdout_spec_tokens": ho_ks,
     }
     profile = res.profile.model_copy(update={"provenance": {**base.provenance, **prov}})
+    profile = with_domain_acceptance(profile, args.results)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(profile.to_yaml(), encoding="utf-8")
     sys.stdout.write(

@@ -18,11 +18,15 @@ from typing import Any
 
 import numpy as np
 
+from specsweep.metrics_category import per_category
 from specsweep.records import RequestRecord
 from specsweep.sim.engine import Counters, Engine
 from specsweep.sim.profile import Profile
+from specsweep.workload.datasets import FILE_DATASETS
 from specsweep.workload.lengths import length_bounds, sample_lengths
+from specsweep.workload.prompts import generate
 from specsweep.workload.scenarios import Scenario, default_num_prompts
+from specsweep.workload.tokenizer import BuiltinTokenizer
 
 NS = 1_000_000_000
 
@@ -99,7 +103,19 @@ def simulate(
     keep_trace: bool = False,
 ) -> SimResult:
     n = num_prompts if num_prompts is not None else default_num_prompts(concurrency)
-    ins, outs = lengths if lengths is not None else sample_lengths(scenario, n, seed)
+    cats: list[str | None] | None = None
+    ins: Sequence[int]
+    outs: Sequence[int]
+    if lengths is None and (scenario.dataset == "mix" or scenario.dataset in FILE_DATASETS):
+        # real prompts: their lengths (built-in tokenizer, as the simulator counts) and categories
+        specs = generate(scenario, n, BuiltinTokenizer(), seed)
+        ins, outs, cats = (
+            [s.prompt_len for s in specs],
+            [s.output_len for s in specs],
+            [s.category for s in specs],
+        )
+    else:
+        ins, outs = lengths if lengths is not None else sample_lengths(scenario, n, seed)
     n = len(ins)
     eng = Engine(profile, seed=seed)
     closed = math.isinf(request_rate)
@@ -109,7 +125,8 @@ def simulate(
     records: list[RequestRecord] = []
     for i in range(n):
         records.append(RequestRecord(index=i, is_warmup=False, worker=0, prompt_len=int(ins[i]),
-                                     output_len=int(outs[i]), scheduled_ns=0))  # fmt: skip
+                                     output_len=int(outs[i]), scheduled_ns=0,
+                                     category=cats[i] if cats else None))  # fmt: skip
     send_step = np.full(n, -1, dtype=np.int64)
     first_step = np.zeros(n, dtype=np.int64)
     last_step = np.zeros(n, dtype=np.int64)
@@ -126,7 +143,7 @@ def simulate(
             rec.send_ns = round(t_send * NS)
             rec.scheduled_ns = rec.send_ns if closed else round(due[nxt] * NS)
             send_step[nxt] = step_idx
-            eng.add(nxt, rec.prompt_len, rec.output_len)
+            eng.add(nxt, rec.prompt_len, rec.output_len, rec.category)
             nxt += 1
         if eng.idle:
             if nxt >= n:
@@ -148,6 +165,8 @@ def simulate(
                 first_step[rid] = step_idx
             if em.finished:
                 rec.output_tokens = sum(rec.chunk_tokens)
+                if cats and eng.k:  # verify steps, as SGLang counts them: per-category acceptance
+                    rec.spec_verify_ct = max(1, len(rec.chunk_tokens) - 1)
                 rec.end_ns = t_ns
                 rec.finish_reason = "length"
                 rec.prompt_tokens_server = rec.prompt_len
@@ -221,6 +240,8 @@ def predict_cell(
         row["method"] = profile.spec_method
         row["spec_tokens"] = profile.k
     row["sim_steps"] = res.counters.steps
+    if any(r.category for r in res.records):
+        row["per_category"] = per_category(res.records, row.get("accept_length"))
     return row
 
 

@@ -47,6 +47,9 @@ class Profile(BaseModel):
     spec_method: str | None = None  # "dspark", "eagle", ... ; None without speculation
     k: int = Field(default=0, ge=0, le=64)  # draft tokens verified per step; 0 = no speculation
     survival: list[float] = Field(default_factory=list)  # S_i = P(first i drafts accepted), len k
+    # per-domain acceptance: a survival curve (len k) per request category ("coding", "math", ...);
+    # a request whose category is not listed uses ``survival`` (docs/simulator.md, per-domain acceptance)
+    category_survival: dict[str, list[float]] = Field(default_factory=dict)
     draft_steps: int = Field(default=0, ge=0)  # drafter forward passes per step (chain drafters)
     # cost model (ms)
     t0_ms: float = Field(default=5.0, ge=0)
@@ -84,14 +87,23 @@ class Profile(BaseModel):
 
     @model_validator(mode="after")
     def _check_survival(self) -> Profile:
-        if len(self.survival) != self.k:
-            raise ValueError(f"survival has {len(self.survival)} entries; k={self.k} needs {self.k}")
-        prev = 1.0
-        for i, s in enumerate(self.survival, 1):
-            if not 0.0 <= s <= prev + 1e-12:
-                raise ValueError(f"survival[{i}]={s} must be in [0, S_{i - 1}={prev}] (non-increasing)")
-            prev = s
+        for name, curve in [("survival", self.survival)] + [
+            (f"category_survival.{c}", v) for c, v in self.category_survival.items()
+        ]:
+            if len(curve) != self.k:
+                raise ValueError(f"{name} has {len(curve)} entries; k={self.k} needs {self.k}")
+            prev = 1.0
+            for i, s in enumerate(curve, 1):
+                if not 0.0 <= s <= prev + 1e-12:
+                    raise ValueError(f"{name}[{i}]={s} must be in [0, S_{i - 1}={prev}] (non-increasing)")
+                prev = s
         return self
+
+    def survival_for(self, category: str | None) -> list[float]:
+        """The acceptance curve of a request of ``category`` (the default curve when not listed)."""
+        if category is not None and category in self.category_survival:
+            return self.category_survival[category]
+        return self.survival
 
     @property
     def expected_tokens_per_step(self) -> float:

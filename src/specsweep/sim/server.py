@@ -40,6 +40,7 @@ from aiohttp import web
 
 from specsweep import kstamp
 from specsweep.errors import UsageError
+from specsweep.records import CATEGORY_HEADER
 from specsweep.sim import probes, reqparse
 from specsweep.sim.engine import Engine, Step
 from specsweep.sim.faults import FaultDrawer, Faults, RequestFaults, parse_faults
@@ -100,6 +101,7 @@ class _Req:
     __slots__ = (
         "arrival_epoch_ns",
         "arrival_mono_ns",
+        "category",
         "disconnected",
         "done",
         "enc",
@@ -128,6 +130,7 @@ class _Req:
 
     def __init__(self, rid: str, kind: str, endpoint: str, stream: bool, prompt_tokens: int, max_tokens: int):
         self.rid = rid
+        self.category: str | None = None
         self.kind = kind  # "cmpl" | "chat" | "gen" | "health"
         self.endpoint = endpoint
         self.stream = stream
@@ -506,6 +509,7 @@ class SimServer:
         stream: bool,
         rf: RequestFaults,
         transport: Any = None,
+        category: str | None = None,
     ) -> _Req:
         """Validate and create a request (its text seeded); :meth:`_start` hands it to the engine.
 
@@ -547,6 +551,7 @@ class SimServer:
             diverge_at = random.Random(f"diverge:{self.cfg.seed}:{pkey}").randrange(n)
         rid = uuid.uuid4().hex
         req = _Req(rid, kind, endpoint, stream, prompt_tokens, n)
+        req.category = category  # the X-Specsweep-Category header: picks the acceptance curve
         arrived = kstamp.arrival_ns(transport, req.arrival_mono_ns)
         req.arrival_epoch_ns -= req.arrival_mono_ns - arrived
         req.arrival_mono_ns = arrived
@@ -572,7 +577,7 @@ class SimServer:
         eng = self.engine
         if eng.idle:
             eng.advance_to(self._vnow())
-        eng.add(req.rid, req.prompt_tokens, req.max_tokens)
+        eng.add(req.rid, req.prompt_tokens, req.max_tokens, req.category)
         self._reqs[req.rid] = req
         self._wake.set()
 
@@ -673,6 +678,7 @@ class SimServer:
                 stream=stream,
                 rf=rf,
                 transport=request.transport,
+                category=request.headers.get(CATEGORY_HEADER),
             )
         except BadRequest as e:
             return _error(e.status, str(e), e.etype, e.param)
@@ -754,6 +760,7 @@ class SimServer:
                 stream=stream,
                 rf=rf,
                 transport=request.transport,
+                category=request.headers.get(CATEGORY_HEADER),
             )
         except BadRequest as e:
             return _error(e.status, str(e), e.etype, e.param)

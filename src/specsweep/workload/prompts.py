@@ -6,19 +6,21 @@
   decoding acceptance, and flagged as such.
 - ``sharegpt``: a ShareGPT-format JSON file (first human turn is the prompt; the reply's length is
   the output length unless the scenario fixes it).
-- ``jsonl``: one JSON object per line: {"prompt": str, "output_len": int (optional)}.
+- ``jsonl``: one JSON object per line: {"prompt": str, "output_len": int (optional), "category": str (optional)}.
 - ``shared-prefix``: ``num_groups`` groups; prompts of a group share their first ``prefix_len`` tokens.
+- ``spec-bench``, ``mt-bench``, ``speed-bench``, ``humaneval``, ``gsm8k``, ``instructcoder``, ``hf``:
+  published datasets from local files, and ``mix``: a weighted mix of them (:mod:`specsweep.workload.datasets`).
+
+Every request carries a ``category``: the dataset's domain, or the synthetic source's name.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-import orjson
 
-from specsweep.errors import DataError, UsageError
+from specsweep.errors import UsageError
 from specsweep.records import RequestSpec
+from specsweep.workload.datasets import FILE_DATASETS, DatasetRef, dataset_specs
 from specsweep.workload.lengths import sample_lengths
 from specsweep.workload.scenarios import Scenario
 from specsweep.workload.tokenizer import Tokenizer, corpus_text
@@ -51,8 +53,8 @@ def generate(
         raise UsageError(f"--num-prompts must be > 0, got {num_prompts}")
     rng = np.random.default_rng(seed)
     ds = scenario.dataset
-    if ds in ("sharegpt", "jsonl"):
-        return _from_file(scenario, num_prompts, tok, rng)
+    if ds == "mix" or ds in FILE_DATASETS:
+        return _from_datasets(scenario, num_prompts, tok, rng, output_len)
     ins, outs = sample_lengths(scenario, num_prompts, seed)
     if output_len is not None:
         outs = [output_len] * num_prompts
@@ -60,12 +62,12 @@ def generate(
     if ds == "random":
         for i, (li, lo) in enumerate(zip(ins, outs, strict=True)):
             text, _ = _text_of_len(tok, rng, li)
-            specs.append(RequestSpec(i, text, li, lo))
+            specs.append(RequestSpec(i, text, li, lo, category=ds))
     elif ds == "random-ids":
         vocab = max(2, tok.vocab_size)
         for i, (li, lo) in enumerate(zip(ins, outs, strict=True)):
             ids = [int(x) for x in rng.integers(0, vocab, size=li)]
-            specs.append(RequestSpec(i, ids, li, lo))
+            specs.append(RequestSpec(i, ids, li, lo, category=ds))
     elif ds == "shared-prefix":
         plen = scenario.prefix_len
         prefixes = [_text_of_len(tok, rng, plen)[1] for _ in range(scenario.num_groups)]
@@ -73,62 +75,41 @@ def generate(
             g = i % scenario.num_groups
             _, suffix = _text_of_len(tok, rng, max(1, li - plen))
             ids = prefixes[g] + suffix
-            specs.append(RequestSpec(i, tok.decode(ids), len(ids), lo, group=g))
+            specs.append(RequestSpec(i, tok.decode(ids), len(ids), lo, group=g, category=ds))
     else:  # pragma: no cover - pydantic restricts the names
         raise UsageError(f"unknown dataset {ds!r}")
     return specs
 
 
-def _from_file(scenario: Scenario, n: int, tok: Tokenizer, rng: np.random.Generator) -> list[RequestSpec]:
-    path = scenario.dataset_path
-    if not path:
-        raise UsageError(f"dataset {scenario.dataset!r} needs --dataset-path (a local file)")
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"--dataset-path {path!r}: no such file")
-    pairs: list[tuple[str, int | None]] = []
-    if scenario.dataset == "jsonl":
-        with p.open("rb") as f:
-            for lineno, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = orjson.loads(line)
-                except orjson.JSONDecodeError as e:
-                    raise DataError(f"not JSON: {e}", file=str(p), line=lineno) from e
-                if not isinstance(obj, dict) or not isinstance(obj.get("prompt"), str):
-                    raise DataError("expected an object with a string 'prompt'", file=str(p), line=lineno,
-                                    field="prompt")  # fmt: skip
-                ol = obj.get("output_len")
-                pairs.append((obj["prompt"], int(ol) if isinstance(ol, int) else None))
+def _from_datasets(
+    scenario: Scenario, n: int, tok: Tokenizer, rng: np.random.Generator, output_len: int | None
+) -> list[RequestSpec]:
+    if scenario.mix:
+        refs = list(scenario.mix)
     else:
-        try:
-            data = orjson.loads(p.read_bytes())
-        except orjson.JSONDecodeError as e:
-            raise DataError(f"not JSON: {e}", file=str(p)) from e
-        if not isinstance(data, list):
-            raise DataError("expected a JSON list of conversations (ShareGPT format)", file=str(p))
-        for conv in data:
-            turns = conv.get("conversations") if isinstance(conv, dict) else None
-            if not isinstance(turns, list) or len(turns) < 2:
-                continue
-            q, a = turns[0].get("value"), turns[1].get("value")
-            if isinstance(q, str) and isinstance(a, str) and q and a:
-                pairs.append((q, max(1, tok.count(a))))
-    if not pairs:
-        raise DataError("no usable prompts in the file", file=str(p))
-    order = rng.permutation(len(pairs))
-    specs: list[RequestSpec] = []
-    for i in range(n):
-        text, ol = pairs[int(order[i % len(pairs)])]
-        out = ol if ol is not None else scenario.output_len
-        specs.append(RequestSpec(i, text, tok.count(text), out))
-    return specs
+        if not scenario.dataset_path:
+            raise UsageError(f"dataset {scenario.dataset!r} needs --dataset-path (a local file)")
+        refs = [DatasetRef(name=scenario.dataset, path=scenario.dataset_path)]  # type: ignore[arg-type]
+    template = None
+    if scenario.chat_template:
+        from specsweep.workload.tokenizer import chat_template_of
+
+        template = chat_template_of(tok)
+    return dataset_specs(
+        refs, n, tok.count, rng, scenario.output_len, template=template, output_len=output_len
+    )
 
 
 def warmup_specs(first: RequestSpec, n: int) -> list[RequestSpec]:
     """sglang's warmup: n copies of the first prompt, output capped at 32 tokens."""
     return [
-        RequestSpec(-(i + 1), first.prompt, first.prompt_len, min(32, first.output_len), is_warmup=True)
+        RequestSpec(
+            -(i + 1),
+            first.prompt,
+            first.prompt_len,
+            min(32, first.output_len),
+            is_warmup=True,
+            category=first.category,
+        )
         for i in range(n)
     ]

@@ -12,11 +12,15 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from specsweep.errors import ConfigError, UsageError, one_of
+from specsweep.workload.datasets.ref import DatasetRef
 
-DatasetName = Literal["random", "random-ids", "sharegpt", "jsonl", "shared-prefix"]
+DatasetName = Literal[
+    "random", "random-ids", "shared-prefix", "mix",
+    "sharegpt", "jsonl", "spec-bench", "mt-bench", "speed-bench", "humaneval", "gsm8k", "instructcoder", "hf",
+]  # fmt: skip
 
 
 class Scenario(BaseModel):
@@ -32,7 +36,25 @@ class Scenario(BaseModel):
     # shared-prefix groups: `num_groups` groups whose prompts share `prefix_len` tokens
     num_groups: int = Field(default=1, gt=0)
     prefix_len: int = Field(default=0, ge=0)
+    # real prompts by domain: a weighted mix of dataset sources (dataset: mix); see workload.datasets
+    mix: tuple[DatasetRef, ...] = ()
+    # render dataset prompts with the local tokenizer's chat template (for completion endpoints;
+    # chat endpoints apply the server's own template)
+    chat_template: bool = False
     description: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _mix_names_dataset(cls, data: object) -> object:
+        if isinstance(data, dict) and data.get("mix") and "dataset" not in data:
+            return {**data, "dataset": "mix"}
+        return data
+
+    @model_validator(mode="after")
+    def _mix_ok(self) -> Scenario:
+        if (self.dataset == "mix") != bool(self.mix):
+            raise ValueError("dataset 'mix' goes with a non-empty 'mix' list of {name, path, weight} sources")
+        return self
 
     @field_validator("name")
     @classmethod
@@ -111,6 +133,14 @@ def parse_scenarios(data: object, *, file: str | None = None, base: str = "scena
             ) from e
         out[s.name] = s
     return out
+
+
+def with_dataset(base: Scenario, ref: DatasetRef) -> Scenario:
+    """``base``'s length rule with ``ref``'s prompts, named ``<base>@<ref label>`` (a workload's
+    ``dataset``). A relative ``ref.path`` is relative to the working directory, like every path."""
+    fields = {**base.model_dump(), "name": f"{base.name}@{ref.display()}", "dataset": "mix"}
+    fields.update(dataset_path=None, mix=(ref,))
+    return Scenario(**fields)
 
 
 def get_scenario(name: str, extra: dict[str, Scenario] | None = None) -> Scenario:

@@ -8,9 +8,11 @@ why the runner records server-reported counts beside the nominal ones and warns 
 
 from __future__ import annotations
 
+import json
 import re
 import warnings
 import zlib
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
@@ -162,3 +164,58 @@ def export_hf_tokenizer(out_dir: str | Path) -> Path:
     )
     (out / "special_tokens_map.json").write_text(json.dumps({"unk_token": unk}))
     return out
+
+
+def chat_template_of(tok: Tokenizer) -> Callable[[list[dict[str, str]]], str] | None:
+    """The model's chat template from the local tokenizer's ``tokenizer_config.json`` (or
+    ``chat_template.jinja``) beside its tokenizer.json, rendered with Jinja2; None when there is none.
+
+    Completion endpoints then get the prompt the model was trained on; chat endpoints apply the
+    server's own template and need none of this.
+    """
+    name = getattr(tok, "name", "")
+    folder = Path(name).parent if name and name != "builtin" else None
+    if folder is None or not folder.is_dir():
+        return None
+    cfg: dict[str, object] = {}
+    cfg_file = folder / "tokenizer_config.json"
+    if cfg_file.is_file():
+        try:
+            cfg = json.loads(cfg_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise UsageError(f"{cfg_file}: not readable JSON ({e})") from e
+    src = cfg.get("chat_template")
+    if isinstance(src, list):  # [{"name": "default", "template": ...}, ...]
+        src = next(
+            (t.get("template") for t in src if isinstance(t, dict) and t.get("name") == "default"), None
+        )
+    jinja_file = folder / "chat_template.jinja"
+    if not isinstance(src, str) and jinja_file.is_file():
+        src = jinja_file.read_text(encoding="utf-8")
+    if not isinstance(src, str):
+        return None
+    try:
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise MissingDependency("chat templates (chat_template: true)", "hf") from e
+
+    def special(key: str) -> str:
+        v = cfg.get(key)
+        if isinstance(v, dict):
+            v = v.get("content")
+        return v if isinstance(v, str) else ""
+
+    def raise_exception(msg: str) -> None:
+        raise UsageError(f"chat template of {folder}: {msg}")
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    env.globals["raise_exception"] = raise_exception
+    template = env.from_string(src)
+    bos, eos = special("bos_token"), special("eos_token")
+
+    def render(messages: list[dict[str, str]]) -> str:
+        return str(
+            template.render(messages=messages, add_generation_prompt=True, bos_token=bos, eos_token=eos)
+        )
+
+    return render

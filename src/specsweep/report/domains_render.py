@@ -1,0 +1,229 @@
+"""The per-domain section in Markdown and HTML, English and Chinese (strings kept here, beside it)."""
+
+from __future__ import annotations
+
+import html
+import math
+
+from specsweep.report.domains import DomainAdvice, DomainRow, DomainsView
+from specsweep.report.view import ReportView
+
+_S: dict[str, dict[str, str]] = {
+    "en": {
+        "title": "Per-domain results",
+        "baseline": "Speedup is throughput (and TPOT) against `{b}`, the configuration without speculation, "
+        "in the same cell and domain; [low, high] is the 95% interval.",
+        "no_baseline": "No baseline: mark the no-speculation server `baseline: true` (or pass --baseline) to see speedups.",
+        "out.fixed": "Output length: fixed (ignore_eos; every request generates its max tokens).",
+        "out.natural": "Output length: natural (requests stop at EOS, capped at their max tokens).",
+        "out.mixed": "Output length: mixed (some runs fixed with ignore_eos, some natural).",
+        "out.unknown": "Output length: not recorded.",
+        "proxy": "Acceptance marked * is the client's tokens-per-chunk proxy: the server reported no counters.",
+        "col.domain": "Domain",
+        "col.scenario": "Scenario",
+        "col.c": "Conc",
+        "col.config": "Config",
+        "col.accept": "Accept len",
+        "col.tpot": "TPOT (ms)",
+        "col.thr": "Total tok/s",
+        "col.speedup": "Speedup",
+        "col.tpot_speedup": "TPOT speedup",
+        "col.winner": "Winner",
+        "col.gain": "Gain",
+        "col.runner": "vs",
+        "winners": "Winner per domain (total throughput)",
+        "tie": "tie (not significant)",
+        "rec": "Recommendation per domain",
+        "rec.line": "{lines}",
+        "rec.off": "{cat}: switch speculation off from concurrency {c} on ({s}).",
+        "rec.spec": "speculation off",
+        "rec.weak": " (lead not significant)",
+        "heat": "Speedup over no speculation, domain x config (mean over cells)",
+        "heat.rel": "Throughput relative to the domain's best config (mean over cells)",
+    },
+    "zh": {
+        "title": "分领域结果",
+        "baseline": "加速比为同一单元、同一领域内相对于 `{b}`（不开投机解码）的吞吐（及 TPOT）之比；[低, 高] 为 95% 区间。",
+        "no_baseline": "未设基线：把不开投机解码的服务标记为 `baseline: true`（或使用 --baseline）即可显示加速比。",
+        "out.fixed": "输出长度：固定（ignore_eos，每个请求生成到最大 token 数）。",
+        "out.natural": "输出长度：自然（遇到 EOS 即停止，上限为最大 token 数）。",
+        "out.mixed": "输出长度：混合（部分运行使用 ignore_eos 固定长度，部分为自然长度）。",
+        "out.unknown": "输出长度：未记录。",
+        "proxy": "带 * 的接受长度为客户端按每块 token 数估计的代理值：服务端未提供计数器。",
+        "col.domain": "领域",
+        "col.scenario": "场景",
+        "col.c": "并发",
+        "col.config": "配置",
+        "col.accept": "接受长度",
+        "col.tpot": "TPOT（ms）",
+        "col.thr": "总吞吐 tok/s",
+        "col.speedup": "加速比",
+        "col.tpot_speedup": "TPOT 加速比",
+        "col.winner": "胜出",
+        "col.gain": "提升",
+        "col.runner": "对比",
+        "winners": "各领域胜出配置（总吞吐）",
+        "tie": "持平（差异不显著）",
+        "rec": "各领域推荐",
+        "rec.line": "{lines}",
+        "rec.off": "{cat}：从并发 {c} 起应关闭投机解码（{s}）。",
+        "rec.spec": "关闭投机解码",
+        "rec.weak": "（领先不显著）",
+        "heat": "相对不开投机解码的加速比：领域 x 配置（各单元平均）",
+        "heat.rel": "相对该领域最佳配置的吞吐：领域 x 配置（各单元平均）",
+    },
+}
+
+
+def _s(key: str, lang: str, **args: object) -> str:
+    t = _S.get(lang, _S["en"]).get(key) or _S["en"][key]
+    return t.format(**args) if args else t
+
+
+def _num(x: float | None, d: int = 2) -> str:
+    return "-" if x is None or not math.isfinite(x) else f"{x:.{d}f}"
+
+
+def _speedup(r: DomainRow) -> str:
+    if r.speedup is None:
+        return "-"
+    ci = f" [{r.speedup_ci[0]:.2f}, {r.speedup_ci[1]:.2f}]" if r.speedup_ci else ""
+    mark = {"faster": " ▲", "slower": " ▼"}.get(r.speedup_verdict or "", "")
+    return f"{r.speedup:.2f}x{ci}{mark}"
+
+
+def _accept(r: DomainRow) -> str:
+    return _num(r.accept_length) + ("*" if r.accept_length_source == "chunk_proxy" else "")
+
+
+def recommendation_line(adv: list[DomainAdvice], lang: str) -> str:
+    """ "coding: ngram k=5; math: ngram k=3; chat: speculation off"."""
+    parts = []
+    for a in adv:
+        if a.config is None:
+            continue
+        name = _s("rec.spec", lang) if a.is_baseline else a.config
+        parts.append(f"{a.category}: {name}" + ("" if a.clear else _s("rec.weak", lang)))
+    return "; ".join(parts)
+
+
+def _intro(d: DomainsView, lang: str) -> list[str]:
+    out = [_s("baseline", lang, b=d.baseline) if d.baseline else _s("no_baseline", lang)]
+    out.append(_s(f"out.{d.output_length}", lang))
+    if d.proxy_used:
+        out.append(_s("proxy", lang))
+    return out
+
+
+def _heat(d: DomainsView, rows: list[DomainRow]) -> tuple[bool, dict[tuple[str, str], float]]:
+    """(is_speedup, {(category, config): value}): mean speedup, else throughput / the cell's best."""
+    vals: dict[tuple[str, str], list[float]] = {}
+    if d.baseline:
+        for r in rows:
+            if r.speedup is not None:
+                vals.setdefault((r.category, r.config), []).append(r.speedup)
+        return True, {k: sum(v) / len(v) for k, v in vals.items()}
+    best: dict[tuple[str, str, int], float] = {}
+    for r in rows:
+        if r.total_throughput:
+            k = (r.category, r.scenario, r.concurrency)
+            best[k] = max(best.get(k, 0.0), r.total_throughput)
+    for r in rows:
+        b = best.get((r.category, r.scenario, r.concurrency))
+        if r.total_throughput and b:
+            vals.setdefault((r.category, r.config), []).append(r.total_throughput / b)
+    return False, {k: sum(v) / len(v) for k, v in vals.items()}
+
+
+def domains_markdown(view: ReportView, lang: str) -> list[str]:
+    d = view.domain_summary
+    if d is None or not d.shown:
+        return []
+    rows = view.domains
+    out = ["---", "", f"## {_s('title', lang)}", ""]
+    out += [f"- {x}" for x in _intro(d, lang)] + [""]
+    head = ["col.domain", "col.scenario", "col.c", "col.config", "col.accept", "col.tpot", "col.thr", "col.speedup",
+            "col.tpot_speedup"]  # fmt: skip
+    out.append("| " + " | ".join(_s(h, lang) for h in head) + " |")
+    out.append("|" + "|".join(["---"] * 4 + ["---:"] * 5) + "|")
+    for r in rows:
+        tps = "-" if r.tpot_speedup is None else f"{r.tpot_speedup:.2f}x"
+        out.append(f"| {r.category} | {r.scenario} | {r.concurrency} | {r.config} | {_accept(r)} | "
+                   f"{_num(r.mean_tpot_ms)} | {_num(r.total_throughput, 1)} | {_speedup(r)} | {tps} |")  # fmt: skip
+    out += ["", f"### {_s('winners', lang)}", ""]
+    out.append("| " + " | ".join(_s(h, lang) for h in ["col.domain", "col.scenario", "col.c", "col.winner", "col.runner",
+                                                        "col.gain"]) + " |")  # fmt: skip
+    out.append("|---|---|---:|---|---|---:|")
+    for w in d.winners:
+        win = f"**{w.winner}**" if w.winner else f"{w.leader} ({_s('tie', lang)})"
+        gain = "-" if w.gain is None else f"{w.gain:.1%}"
+        out.append(
+            f"| {w.category} | {w.scenario} | {w.concurrency} | {win} | {w.runner_up or '-'} | {gain} |"
+        )
+    out += ["", f"### {_s('rec', lang)}", ""]
+    line = recommendation_line(d.advice, lang)
+    if line:
+        out.append(f"**{line}**")
+        out.append("")
+    for a in d.advice:
+        for s, c in a.off_from:
+            out.append("- " + _s("rec.off", lang, cat=a.category, c=c, s=s))
+    out.append("")
+    return out
+
+
+def _color(v: float, speedup: bool) -> str:
+    # speedup: red below 1, white at 1, green above (log scale, saturating at 2x); relative: white..green
+    x = max(-1.0, min(1.0, math.log2(v))) if speedup and v > 0 else (v - 1.0) * 4 if not speedup else -1.0
+    x = max(-1.0, min(1.0, x))
+    hue = 130 if x >= 0 else 0
+    light = 97 - 45 * abs(x)
+    return f"background:hsl({hue},60%,{light:.0f}%)"
+
+
+def domains_html(view: ReportView, lang: str) -> tuple[str, str] | None:
+    """(section title, body HTML) of the per-domain section, or None when the runs had no domains."""
+    d = view.domain_summary
+    if d is None or not d.shown:
+        return None
+    e = html.escape
+    parts = ["<ul>" + "".join(f"<li>{e(x.replace('`', ''))}</li>" for x in _intro(d, lang)) + "</ul>"]
+    is_speedup, heat = _heat(d, view.domains)
+    cats = [c for c in d.categories]
+    cap = _s("heat" if is_speedup else "heat.rel", lang)
+    head = "".join(f"<th scope='col'>{e(c)}</th>" for c in d.configs)
+    body = []
+    for cat in cats:
+        tds = []
+        for cfg in d.configs:
+            v = heat.get((cat, cfg))
+            style = f' style="{_color(v, is_speedup)}"' if v is not None else ""
+            tds.append(f"<td class='num'{style} title='{e(cat)} / {e(cfg)}'>{_num(v)}</td>")
+        body.append(f"<tr><th scope='row'>{e(cat)}</th>{''.join(tds)}</tr>")
+    parts.append(f"<table class='heatmap domains-heat'><caption>{e(cap)}</caption><thead><tr><th>"
+                 f"{e(_s('col.domain', lang))}</th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")  # fmt: skip
+    cols = [
+        "col.domain",
+        "col.scenario",
+        "col.c",
+        "col.config",
+        "col.accept",
+        "col.tpot",
+        "col.thr",
+        "col.speedup",
+    ]
+    trs = "".join(
+        f"<tr><td>{e(r.category)}</td><td>{e(r.scenario)}</td><td class='num'>{r.concurrency}</td><td>{e(r.config)}</td>"
+        f"<td class='num'>{e(_accept(r))}</td><td class='num'>{_num(r.mean_tpot_ms)}</td>"
+        f"<td class='num'>{_num(r.total_throughput, 1)}</td><td class='num'>{e(_speedup(r))}</td></tr>"
+        for r in view.domains
+    )
+    parts.append("<table class='domains'><thead><tr>" + "".join(f"<th>{e(_s(c, lang))}</th>" for c in cols)
+                 + f"</tr></thead><tbody>{trs}</tbody></table>")  # fmt: skip
+    line = recommendation_line(d.advice, lang)
+    recs = [f"<p><strong>{e(_s('rec', lang))}</strong>: {e(line)}</p>"] if line else []
+    offs = [_s("rec.off", lang, cat=a.category, c=c, s=s) for a in d.advice for s, c in a.off_from]
+    if offs:
+        recs.append("<ul>" + "".join(f"<li>{e(x)}</li>" for x in offs) + "</ul>")
+    parts += recs
+    return _s("title", lang), "\n".join(parts)

@@ -1,0 +1,64 @@
+"""examples/domains-llamacpp.yaml, lean: real llama-server, no-spec baseline vs n-gram k=3, over three
+domains (code / math / language prompts from the example's dataset files); the report's per-domain
+section has the server's acceptance and the speedup per domain."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.engines.helpers import Engines
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.engine
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+def test_domains_example_runs_lean(engines: Engines, tmp_path: Path) -> None:
+    env = {**os.environ, **{k: engines.need(k) for k in ("LLAMA_SERVER", "TINY_MODEL_GGUF", "TINY_MODEL_HF")}}
+    exp = yaml.safe_load((ROOT / "examples" / "domains-llamacpp.yaml").read_text())
+    exp["servers"][1]["grid"] = {"spec_ngram_simple_size_m": [3]}
+    exp["workloads"][0].update(concurrency=[1], num_prompts=3)
+    exp["scenarios"]["short"]["output_len"] = 32
+    path = tmp_path / "domains.yaml"
+    path.write_text(yaml.safe_dump(exp))
+    results = tmp_path / "results"
+    run = [sys.executable, "-m", "specsweep", "run", str(path), "--results-dir", str(results), "--quiet"]
+    p = subprocess.run(run, capture_output=True, text=True, timeout=360, check=False, env=env, cwd=ROOT)
+    assert p.returncode in (0, 5), f"exit {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
+    (rd,) = results.iterdir()
+    q = subprocess.run([sys.executable, "-m", "specsweep", "report", str(rd), "--format", "json"],
+                       capture_output=True, text=True, timeout=120, check=False, env=env, cwd=ROOT)  # fmt: skip
+    assert q.returncode == 0, q.stderr[-3000:]
+    view = json.loads(q.stdout)
+    assert view["domain_summary"]["baseline"] == "llamacpp-off"
+    rows = {(d["category"], d["config"]): d for d in view["domains"]}
+    assert {c for c, _ in rows} == {"coding", "math", "language"}
+    for cat in ("coding", "math", "language"):
+        spec = rows[cat, "ngram k=3"]
+        assert spec["accept_length_source"] == "server_counters", spec
+        assert spec["accept_length"] > 1.5, spec  # the tiny model cycles: n-gram drafts are mostly accepted
+        assert spec["speedup"] is not None and spec["speedup_ci"] is not None
+    md = (rd / "report.md").read_text()
+    assert "## Per-domain results" in md and "against `llamacpp-off`" in md
+
+
+def test_domains_example_plans_three_domains_and_a_baseline(monkeypatch: pytest.MonkeyPatch) -> None:
+    from specsweep.config import load_experiment
+    from specsweep.servers.argv import build_argv
+
+    for k in ("LLAMA_SERVER", "TINY_MODEL_GGUF", "TINY_MODEL_HF"):
+        monkeypatch.setenv(k, f"/opt/x/{k.lower()}")
+    exp, plan = load_experiment(ROOT / "examples" / "domains-llamacpp.yaml")
+    assert [s.baseline for s in exp.servers] == [True, False]
+    assert sorted({c.scenario for c in plan.all_cells()}) == ["short@coding", "short@language", "short@math"]
+    argv = {cfg.label: build_argv(cfg, 8000) or [] for cfg in plan.configs}
+    assert "--spec-type" not in argv["llamacpp-off"]
+    assert all(v[v.index("--threads") + 1] == "1" for v in argv.values())
