@@ -132,6 +132,13 @@ def _storable(v: Any, file: str, line: int, key: str) -> Any:
     return v
 
 
+def _shown(v: Any) -> str:
+    """A value as the file wrote it (Python json writes Infinity / NaN)."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+    return repr(v)
+
+
 def normalise(obj: dict[str, Any], file: str, line: int) -> dict[str, Any]:
     """Our summary-row metric keys from a bench_serving / vllm result object (computing gaps).
 
@@ -151,10 +158,10 @@ def normalise(obj: dict[str, Any], file: str, line: int) -> dict[str, Any]:
                 if key == "request_rate":
                     row[key] = "inf"
                     continue
-                notes.append(f"{k}: {v!r} in the file is not a measurement; dropped")
+                notes.append(f"{k}: {_shown(v)} in the file is not a measurement; dropped")
                 f = None
             elif f is None and v is not None:
-                notes.append(f"{k}: {v!r} in the file is not a measurement; dropped")
+                notes.append(f"{k}: {_shown(v)} in the file is not a measurement; dropped")
             if row.get(key) is None:
                 row[key] = f
         elif isinstance(v, (str, int, float, bool)) or v is None:

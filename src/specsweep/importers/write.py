@@ -274,9 +274,9 @@ def _build(
                         field="tag",
                     )
                 conc, over = _concurrency(row, opts, where, line)
-                if over:
-                    overridden += 1
-                    row["file_max_concurrency"] = row.get("max_concurrency")
+                overridden += over
+                if opts.override_concurrency and row.get("max_concurrency") is not None:
+                    row["file_max_concurrency"] = row["max_concurrency"]
                 wl = workload(row)
                 groups.setdefault((scenario, conc), {})[wl] = None
                 notes = [x for x in row.get("import_notes", ()) if not x.startswith("latency only")]
