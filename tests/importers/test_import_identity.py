@@ -239,7 +239,7 @@ def test_negative_values_are_refused(tmp_path: Path, key: str, value: float) -> 
 @pytest.mark.parametrize("shape", ["line", "document"])
 def test_deep_nesting_is_a_clear_error(tmp_path: Path, shape: str) -> None:
     deep = "[" * 100_000 + "]" * 100_000
-    text = deep + "\n" if shape == "line" else '{\n  "tag": ' + deep + "\n}\n"
+    text = '{"tag": ' + deep + "}\n" if shape == "line" else '{\n  "tag": ' + deep + "\n}\n"
     f = tmp_path / "deep.jsonl"
     f.write_text(text, encoding="utf-8")
     with pytest.raises(DataError, match="nested too deeply") as e:

@@ -94,10 +94,26 @@ def parse_param(text: str) -> tuple[str, Any]:
     return k.strip(), val
 
 
+_KEY_KIND: dict[str, tuple[str, bool]] = {}
+
+
+def _key_kind(k: str) -> tuple[str, bool]:
+    """(our key, whether it holds a number) for a file's key; remembered for the common ones."""
+    key = ALIASES.get(k, k)
+    if key.endswith("_e2el_ms"):
+        key = key.replace("_e2el_ms", "_e2e_latency_ms")
+    numeric = key in _NUMERIC_KEYS or (key.startswith(_NUMERIC_PREFIXES) and key.endswith(("_ms", "_s")))
+    if len(_KEY_KIND) < 4096:  # bounded: a hostile file's random keys are not all remembered
+        _KEY_KIND[k] = (key, numeric)
+    return key, numeric
+
+
 def _num(obj: dict[str, Any], key: str, file: str, line: int) -> float | None:
     v = obj.get(key)
     if v is None:
         return None
+    if type(v) is float and 0.0 <= v < math.inf:  # the common case, fast
+        return v
     if isinstance(v, str) and v.strip().lower() in ("inf", "infinity", "nan"):
         v = float(v)  # vLLM writes request_rate "inf" as a string
     if isinstance(v, bool) or not isinstance(v, (int, float)):
@@ -149,10 +165,11 @@ def normalise(obj: dict[str, Any], file: str, line: int) -> dict[str, Any]:
     row: dict[str, Any] = {}
     notes: list[str] = []
     for k, v in obj.items():
-        key = ALIASES.get(k, k)
-        if key.endswith("_e2el_ms"):
-            key = key.replace("_e2el_ms", "_e2e_latency_ms")
-        if key in _NUMERIC_KEYS or (key.startswith(_NUMERIC_PREFIXES) and key.endswith(("_ms", "_s"))):
+        kind = _KEY_KIND.get(k)
+        if kind is None:
+            kind = _key_kind(k)
+        key, numeric = kind
+        if numeric:
             f = _num(obj, k, file, line)
             if f is not None and math.isinf(f):
                 if key == "request_rate":

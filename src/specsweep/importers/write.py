@@ -245,11 +245,13 @@ def _build(
                 wrong = wrong_importer(kind, loc.obj)
                 if wrong:
                     raise DataError(wrong, file=where, line=line)
-                row = to_row(loc.obj, where, line)
                 try:
                     d = digest(loc.obj)
                 except (RecursionError, ValueError):
-                    raise DataError("JSON nested too deeply to read", file=where, line=line) from None
+                    raise DataError(
+                        "JSON nested too deeply to read: not a benchmark result", file=where, line=line
+                    ) from None
+                row = to_row(loc.obj, where, line)
                 if d in seen:
                     if len(dups) < 3:
                         ffi, fline = divmod(seen[d], 1 << 40)
