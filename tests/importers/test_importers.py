@@ -218,7 +218,8 @@ def test_sglang_output_details_errors_count_as_failed(tmp_path: Path) -> None:
 @pytest.mark.parametrize("kind", ["sglang", "vllm"])
 def test_undecodable_bytes_are_a_data_error(tmp_path: Path, kind: str) -> None:
     bad = tmp_path / "bin.jsonl"
-    bad.write_bytes(json.dumps(NEW).encode() + b"\n\xff\xfe\x00garbage\n")
+    good = NEW if kind == "sglang" else {**VLLM, "metadata": {"tag": "chat"}}
+    bad.write_bytes(json.dumps(good).encode() + b"\n\xff\xfe\x00garbage\n")
     with pytest.raises(DataError) as e:
         import_results(kind, [bad], tmp_path / "res", ImportOptions(label="X", method="m"))
     assert "bin.jsonl:2" in str(e.value)

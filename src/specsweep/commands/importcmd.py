@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
@@ -11,7 +12,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
         help="import sglang.bench_serving / vllm bench serve results as a run dir",
         description="Import results of sglang.bench_serving (JSONL) or vllm bench serve (JSON) into "
         "RESULTS_DIR as one run dir. Several imports into one RESULTS_DIR make one comparable result set; "
-        "several lines for the same scenario and concurrency are repeats of that cell.",
+        "several results for the same scenario, concurrency and workload are repeats of that cell. "
+        "Identical content (a file given twice, a result already imported under this label) is never a "
+        "repeat; results differing in request rate, dataset or lengths are separate cells; a result "
+        "of the other client is refused.",
     )
     p.add_argument("kind", choices=["sglang", "vllm"], help="which client wrote the files")
     p.add_argument("files", nargs="+", metavar="FILE")
@@ -22,7 +26,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
     )
     p.add_argument("--scenario", help="scenario name (default: each result's 'tag')")
     p.add_argument(
-        "--concurrency", type=int, help="concurrency level (default: each result's max_concurrency)"
+        "--concurrency",
+        type=int,
+        help="concurrency level for results without max_concurrency (a result with another value "
+        "is refused unless --override-concurrency)",
+    )
+    p.add_argument(
+        "--override-concurrency",
+        action="store_true",
+        help="let --concurrency replace the files' max_concurrency (warned; kept as file_max_concurrency)",
     )
     p.add_argument("--model", help="model served (default: the result's model_id)")
     p.add_argument("--server-backend", dest="backend", help='engine description, e.g. "vllm-dspark (TP=8)"')
@@ -33,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
 
 
 def _run(args: argparse.Namespace) -> int:
-    from specsweep.importers import ImportOptions, import_results, parse_param
+    from specsweep.importers import ImportOptions, parse_param, run_import
 
     params = dict(parse_param(x) for x in args.param)
     opts = ImportOptions(
@@ -42,12 +54,14 @@ def _run(args: argparse.Namespace) -> int:
         params=params,
         scenario=args.scenario,
         concurrency=args.concurrency,
+        override_concurrency=args.override_concurrency,
         model=args.model,
         backend=args.backend,
         warmup=args.warmup,
         experiment=args.experiment,
     )
-    rd = import_results(args.kind, args.files, args.output, opts)
-    n = len(rd.summary())
-    print(f"imported {n} result(s) into {rd.path}")
+    out = run_import(args.kind, args.files, args.output, opts)
+    for w in out.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    print(f"imported {out.rows} result(s) into {out.rundir.path}")
     return 0

@@ -7,32 +7,15 @@ Key sets differ across versions: old ones lack ``max_concurrency``, ``tag``, ``t
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from typing import Any
 
-from specsweep.errors import DataError
-from specsweep.importers.common import ParsedRun, normalise
+from specsweep.importers.common import normalise
 
 CLIENT = "sglang.bench_serving"
+# sglang.bench_serving sends ignore_eos unless --disable-ignore-eos (which its results do not record)
+CLIENT_EXTRA: dict[str, Any] = {"ignore_eos": True}
 
 
-def parse(path: Path) -> list[ParsedRun]:
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise DataError(f"cannot read: {e.strerror or e}", file=str(path)) from e
-    out: list[ParsedRun] = []
-    for lineno, line in enumerate(raw.splitlines(), 1):
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            obj = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:  # bytes: json guesses UTF-8/16/32
-            raise DataError(f"not valid JSON ({e})", file=str(path), line=lineno) from e
-        if not isinstance(obj, dict):
-            raise DataError(f"expected a JSON object, got {type(obj).__name__}", file=str(path), line=lineno)
-        out.append(ParsedRun(str(path), lineno, normalise(obj, str(path), lineno)))
-    if not out:
-        raise DataError("no result lines (expected sglang.bench_serving JSONL output)", file=str(path))
-    return out
+def to_row(obj: dict[str, Any], file: str, line: int) -> dict[str, Any]:
+    """One result line -> a summary row (per-request lists such as ``ttfts`` are not kept)."""
+    return normalise(obj, file, line)

@@ -1,0 +1,178 @@
+"""Reading result files as a stream of JSON objects, each with the place it came from.
+
+Two shapes, told apart by the first non-empty line:
+
+* JSON lines (``sglang.bench_serving --output-file``, ``vllm bench serve --append-result``): the
+  first line is a complete JSON value. Lines are read one at a time, so a file of a million lines
+  needs the memory of one line, not of the file.
+* One JSON document (``vllm bench serve --save-result``, indented or not; a ``bench sweep``
+  ``summary.json`` list): the first line is not complete on its own. The document is parsed whole;
+  a list's items are located by their real line, so errors say "item 3 (line 120)".
+
+Errors name the real place: a truncated document is "ends before the JSON is complete" at its last
+line, not "syntax error on line 1"; nesting too deep for the parser is one clear error, not a
+RecursionError. Python's ``Infinity``/``NaN`` literals are accepted (sglang writes them).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from specsweep.errors import DataError
+
+_DECODER = json.JSONDecoder()
+_WS = " \t\r\n"
+
+
+@dataclass
+class Located:
+    """One JSON object of a file: its 1-based line and, for items of a list, the 1-based index."""
+
+    obj: Any
+    line: int
+    item: int | None = None
+
+    def where(self, path: Path) -> str:
+        return f"{path} item {self.item}" if self.item is not None else str(path)
+
+
+def _loads(data: str | bytes, path: Path, line: int) -> Any:
+    if isinstance(data, bytes) and b"Infinity" not in data and b"NaN" not in data:
+        try:  # orjson: several times faster; strict JSON only, so Python's literals go to json
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass  # json below says what is wrong, in its words (or reads what orjson refuses)
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise _deep(path, line) from None
+
+
+def _deep(path: Path, line: int) -> DataError:
+    return DataError(
+        "JSON nested too deeply to read: not a benchmark result "
+        "(result files are flat objects with per-request lists)",
+        file=str(path),
+        line=line,
+    )
+
+
+def read_objects(path: Path) -> Iterator[Located]:
+    """Every JSON value of the file, in order (lists of a whole-document file as their items)."""
+    try:
+        fh = path.open("rb")
+    except OSError as e:
+        raise DataError(f"cannot read: {e.strerror or e}", file=str(path)) from e
+    with fh:
+        lineno = 0
+        first: bytes | None = None
+        for raw in fh:
+            lineno += 1
+            if raw.strip():
+                first = raw
+                break
+        if first is None:
+            return
+        try:
+            value = _loads(first, path, lineno)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            value = _NOT_JSON
+        if value is _NOT_JSON:  # a multi-line document: parse it whole
+            fh.seek(0)
+            yield from _document(fh.read(), path)
+            return
+        yield from _values(value, lineno)
+        for raw in fh:
+            lineno += 1
+            if not raw.strip():
+                continue
+            try:
+                value = _loads(raw, path, lineno)
+            except (json.JSONDecodeError, UnicodeDecodeError) as e:  # bytes: json guesses UTF-8/16/32
+                msg = "not valid JSON"
+                if isinstance(e, json.JSONDecodeError) and e.pos >= len(raw.rstrip()):
+                    msg = "the line ends before its JSON is complete (truncated?)"
+                raise DataError(f"{msg} ({e})", file=str(path), line=lineno) from e
+            yield from _values(value, lineno)
+
+
+_NOT_JSON = object()
+
+
+def _values(value: Any, line: int) -> Iterator[Located]:
+    if isinstance(value, list):
+        for i, v in enumerate(value, 1):
+            yield Located(v, line, i)
+    else:
+        yield Located(value, line)
+
+
+def _document(data: bytes, path: Path) -> Iterator[Located]:
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise DataError(f"not valid UTF-8 text (byte {data[e.start]:#04x})", file=str(path), line=line) from e
+    start = len(text) - len(text.lstrip(_WS))
+    if text.startswith("[", start):
+        yield from _list_items(text, start + 1, path)
+        return
+    try:
+        obj, end = _DECODER.raw_decode(text, start)
+    except json.JSONDecodeError as e:
+        raise _syntax(e, text, path) from e
+    except RecursionError:
+        raise _deep(path, text.count("\n", 0, start) + 1) from None
+    rest = text[end:].strip(_WS)
+    if rest:
+        line = text.count("\n", 0, end + text[end:].index(rest[0])) + 1
+        raise DataError(
+            "more text after the JSON document (expected one JSON object, or one object per line)",
+            file=str(path),
+            line=line,
+        )
+    yield Located(obj, text.count("\n", 0, start) + 1)
+
+
+def _list_items(text: str, pos: int, path: Path) -> Iterator[Located]:
+    """Items of a top-level JSON list, each with its own line (the list itself is not kept)."""
+    n = len(text)
+    item = 0
+    while True:
+        while pos < n and text[pos] in _WS:
+            pos += 1
+        if pos < n and text[pos] == "]" and item == 0:
+            return
+        item += 1
+        line = text.count("\n", 0, pos) + 1
+        try:
+            obj, pos = _DECODER.raw_decode(text, pos)
+        except json.JSONDecodeError as e:
+            raise _syntax(e, text, Path(f"{path} item {item}")) from e
+        except RecursionError:
+            raise _deep(Path(f"{path} item {item}"), line) from None
+        yield Located(obj, line, item)
+        while pos < n and text[pos] in _WS:
+            pos += 1
+        if pos < n and text[pos] == ",":
+            pos += 1
+            continue
+        if pos < n and text[pos] == "]":
+            return
+        line = text.count("\n", 0, pos) + 1
+        what = "the file ends before the list is closed (truncated?)" if pos >= n else "expected ',' or ']'"
+        raise DataError(f"{what} after item {item}", file=str(path), line=line)
+
+
+def _syntax(e: json.JSONDecodeError, text: str, path: Path) -> DataError:
+    if e.pos >= len(text.rstrip(_WS)):
+        return DataError(
+            f"the file ends before the JSON is complete (truncated?): {e.msg}", file=str(path), line=e.lineno
+        )
+    return DataError(f"not valid JSON: {e.msg} (column {e.colno})", file=str(path), line=e.lineno)
