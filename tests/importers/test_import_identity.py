@@ -245,3 +245,10 @@ def test_deep_nesting_is_a_clear_error(tmp_path: Path, shape: str) -> None:
     with pytest.raises(DataError, match="nested too deeply") as e:
         run_import("sglang", [f], tmp_path / "res", OPTS)
     assert "deep.jsonl" in str(e.value)
+
+
+def test_output_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
+    f = jsonl(tmp_path / "a.jsonl", SG_2025)
+    (tmp_path / "res").write_text("not a folder")
+    with pytest.raises(UsageError, match="not a folder"):
+        run_import("sglang", [f], tmp_path / "res", OPTS)
