@@ -70,3 +70,6 @@ def test_console_names_both_figures_and_prints_no_fake_zeros() -> None:
     assert "Steps with a draft" in out and "83%" in out
     assert "no speculation signal" in out  # not "Tokens per chunk 1.00"
     assert "Median itl (ms)" in out and "0.004" in out  # not 0.00
+    con = Console(record=True, width=200, file=io.StringIO())
+    print_bench_summary({**res, "median_itl_ms": 0.0}, con)
+    assert "0 (a step's tokens arrive together)" in con.export_text()

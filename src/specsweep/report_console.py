@@ -74,7 +74,11 @@ def print_bench_summary(res: dict[str, Any], console: Console | None = None) -> 
         t.add_section()
         t.add_row(f"[bold]{name}[/bold]", "")
         for stat in ("mean", "median", "p99"):
-            t.add_row(f"{stat.capitalize()} {key} (ms)", _f(res.get(f"{stat}_{key}_ms")))
+            v = res.get(f"{stat}_{key}_ms")
+            if key == "itl" and v == 0:  # e.g. llama-server: a step's tokens arrive in one read
+                t.add_row(f"{stat.capitalize()} {key} (ms)", "0 (a step's tokens arrive together)")
+                continue
+            t.add_row(f"{stat.capitalize()} {key} (ms)", _f(v))
     t.add_section()
     t.add_row("Tokens per chunk (mean)", _chunk_proxy(res))
     if res.get("spec_acceptance_rate") is not None:
