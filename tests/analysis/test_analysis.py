@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scipy import stats as scipy_stats
 
 from specsweep.analysis.recommend import engine_flags
 from specsweep.errors import UsageError
@@ -128,12 +131,12 @@ def test_baseline_crossover_where_speculation_stops_paying(tmp_path: Path) -> No
 
 def test_three_configs_winner_is_leader_vs_runner_up(tmp_path: Path) -> None:
     k4 = ("DSpark(st=4)", "dspark", {"spec_tokens": 4})
-    make_run(tmp_path, "x", [row(*K3, "s", 8, 1000), row(*k4, "s", 8, 1300), row(*K5, "s", 8, 1200)])
+    make_run(tmp_path, "x", [row(*K3, "s", 8, 900), row(*k4, "s", 8, 1300), row(*K5, "s", 8, 1100)])
     v = build_view([tmp_path], "sweep")
     assert [c.short for c in v.configs] == ["st=3", "st=4", "st=5"]
     (w,) = v.winners
     assert w.leader == "DSpark(st=4)" and w.runner_up == "DSpark(st=5)" and w.winner == "DSpark(st=4)"
-    assert w.gain == pytest.approx(1300 / 1200 - 1)
+    assert w.gain == pytest.approx(1300 / 1100 - 1)
     assert len(v.verdicts) == 3
 
 
@@ -305,7 +308,7 @@ def test_accept_length_column_only_when_measured(tmp_path: Path) -> None:
     assert "| s | 8 | 5 |" in render(v, "md", "en") and "2.70 |" in render(v, "md", "en")
 
 
-def test_two_repeats_are_never_narrower_than_the_floor(tmp_path: Path) -> None:
+def test_two_repeats_use_welch_t_on_logs(tmp_path: Path) -> None:
     rows = [
         row(*K3, "s", 8, 1000, 0),
         row(*K3, "s", 8, 1060, 1),
@@ -315,9 +318,16 @@ def test_two_repeats_are_never_narrower_than_the_floor(tmp_path: Path) -> None:
     make_run(tmp_path, "x", rows)
     v = build_view([tmp_path], "sweep")
     (ver,) = v.verdicts
-    assert ver.basis == "repeats+repeats_floor"
-    assert ver.verdict == "tie"  # -4% with a measured 6% floor
-    assert ver.ci_low <= -0.09 and ver.ci_high >= 0.0
+    assert ver.basis == "repeats" and ver.method == "welch_t" and (ver.n_a, ver.n_b) == (2, 2)
+    # recomputed here: Welch's t on log values, two runs a side (Welch-Satterthwaite df), 95% interval
+    la, lb = np.log([1000, 1060]), np.log([1040, 1100])
+    qa, qb = la.var(ddof=1) / 2, lb.var(ddof=1) / 2
+    df = (qa + qb) ** 2 / (qa**2 + qb**2)
+    d = la.mean() - lb.mean()
+    h = scipy_stats.t.ppf(0.975, df) * math.sqrt(qa + qb)
+    assert ver.verdict == "tie"
+    assert ver.ci_low == pytest.approx(math.expm1(d - h)) and ver.ci_high == pytest.approx(math.expm1(d + h))
+    assert ver.detectable_effect == pytest.approx(math.expm1(h))
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -10,7 +10,6 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from specsweep import stats
 from specsweep.analysis.core import (
     METRICS,
     PRIMARY,
@@ -143,25 +142,25 @@ def decide_group(
     cands.sort(key=lambda lab: (score[lab], logsum[lab]), reverse=True)
     best, second = cands[0], cands[1]
     wins = losses = ties = 0
-    effects, halfw, basis = [], [], ""
+    effects: list[float] = []
+    ses: list[float] = []
+    bases: list[str] = []
     per_cell = []
     for s, c in points:
         v = find_verdict(vs, s, c, best, second)
         if v is None:
             continue
-        e, lo, hi, verdict = oriented(v, best)
-        basis = v.basis
+        e, _lo, _hi, verdict = oriented(v, best)
+        bases.append(v.basis)
         wins += verdict == "a"
         losses += verdict == "b"
         ties += verdict == "tie"
-        effects.append(e)
-        halfw.append((math.log1p(hi) - math.log1p(lo)) / 2)
+        effects.append(math.log1p(e))
+        ses.append(v.se_log)
         per_cell.append({"scenario": s, "concurrency": c, "effect": e, "verdict": verdict})
     if not effects:
         return None
-    g = stats.geo_mean_effect(effects)
-    hw = (sum(halfw) / len(halfw)) / math.sqrt(len(halfw))
-    lo_g, hi_g = math.expm1(math.log1p(g) - hw), math.expm1(math.log1p(g) + hw)
+    g, lo_g, hi_g = group_gain(effects, ses)
     alternatives = []
     for lab in cands[1:]:
         vv = [find_verdict(vs, s, c, best, lab) for s, c in points]
@@ -169,19 +168,39 @@ def decide_group(
         if vv2 and all(v.verdict == "tie" for v in vv2):
             alternatives.append(lab)
     n = len(effects)
+    measured = all(b == "repeats" for b in bases)  # "high" rests on measured repeats, never on a floor
     config: str | None = best
     if wins == 0:
         config = None
         confidence = "medium" if n >= 2 and losses == 0 else "low"
         alternatives = [best, *alternatives]  # the leader and every config even with it
-    elif wins == n and n >= 2:
+    elif wins == n and n >= 2 and measured:
         confidence = "high"
     elif losses == 0 and wins * 2 >= n:
         confidence = "medium"
     else:
         confidence = "low"
+    basis = max(set(bases), key=bases.count)
     return GroupDecision(wc, band[0], band[1], band[2], points, config, second, alternatives, wins, losses, ties,
                          g, lo_g, hi_g, confidence, basis, per_cell)  # fmt: skip
+
+
+def group_gain(log_effects: list[float], ses: list[float]) -> tuple[float, float, float]:
+    """Geometric-mean gain over cells and its 95% interval: the cells' own standard errors and, with
+    two or more cells, their spread around the mean (a t interval over cells)."""
+    from scipy import stats as st
+
+    n = len(log_effects)
+    mean = sum(log_effects) / n
+    var = sum(x * x for x in ses) / n**2
+    if n >= 2:
+        between = sum((x - mean) ** 2 for x in log_effects) / (n - 1)
+        var += between / n
+        crit = float(st.t.ppf(0.975, n - 1))
+    else:
+        crit = float(st.norm.ppf(0.975))
+    hw = crit * math.sqrt(var)
+    return math.expm1(mean), math.expm1(max(mean - hw, -30.0)), math.expm1(min(mean + hw, 30.0))
 
 
 def group_points(
