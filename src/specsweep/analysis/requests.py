@@ -49,6 +49,12 @@ def _stat_for(key: str) -> Any:
     return np.mean
 
 
+def log_se_of_mean(x: np.ndarray) -> float | None:
+    """Standard error of log(mean(x)) (delta method): sd / (mean * sqrt(n)); also that of a sum."""
+    m = float(np.mean(x))
+    return float(np.std(x, ddof=1) / (m * math.sqrt(x.size))) if m > 0 and x.size >= 2 else None
+
+
 def within_log_se(recs: list[RequestRecord], key: str, seed: int = 0) -> float | None:
     """Standard error (log scale) of a run's value of ``key`` from its own requests: analytic for
     means and throughputs (sums), bootstrap for medians and percentiles. None without samples."""
@@ -58,8 +64,7 @@ def within_log_se(recs: list[RequestRecord], key: str, seed: int = 0) -> float |
     x = np.asarray(xs, dtype=float)
     st = _stat_for(key)
     if st is np.mean or st is np.sum:
-        m = float(np.mean(x))
-        return float(np.std(x, ddof=1) / (m * math.sqrt(x.size))) if m > 0 else None
+        return log_se_of_mean(x)
     point = float(st(x))
     lo, hi = stats.bootstrap_ci(xs, st, seed=seed, n_resamples=1000)
     if point <= 0 or lo <= 0:
