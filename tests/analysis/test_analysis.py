@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
+from specsweep.analysis import recommend
 from specsweep.analysis.recommend import engine_flags
 from specsweep.errors import UsageError
 from specsweep.records import RequestRecord
@@ -126,7 +127,7 @@ def test_baseline_crossover_where_speculation_stops_paying(tmp_path: Path) -> No
     assert 32 <= xs[1].concurrency <= 64
     rec = next(r for r in v.recommendations if r.band == "low")
     assert rec.config == "DSpark(st=3)"
-    assert engine_flags("none", {})["vllm"] == ""
+    assert engine_flags("none", {})["vllm"] is None  # no speculative flags for a config without speculation
 
 
 def test_three_configs_winner_is_leader_vs_runner_up(tmp_path: Path) -> None:
@@ -198,12 +199,28 @@ def test_lossless_section_and_engine_flags(tmp_path: Path) -> None:
     v = build_view([tmp_path], "compare", lossless=ll)
     md = render(v, "md", "en")
     assert "3 of 4 outputs identical (75.0%)" in md and "token 5" in md
-    f = engine_flags("eagle", {"num_steps": 3, "topk": 1, "draft_tokens": 4})
+    f = engine_flags("eagle", {"num_steps": 3, "topk": 1, "draft_tokens": 4}, engine="sglang")
     assert (
         f["sglang"]
         == "--speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4"
     )
-    assert '"num_speculative_tokens": 3' in (f["vllm"] or "")
+    assert f["vllm"] is None  # only the engine that ran
+    assert '"num_speculative_tokens": 3' in (
+        engine_flags("eagle", {"num_steps": 3}, engine="vllm")["vllm"] or ""
+    )
+
+
+def test_engine_flags_only_for_the_engine_that_ran_and_only_measured_values() -> None:
+    # issue 19 item 9: no invented topk / draft tokens, no flags for a non-speculative config or llama.cpp
+    f = engine_flags("eagle", {"num_steps": 3}, engine="sglang")
+    assert f["sglang"] == "--speculative-algorithm EAGLE --speculative-num-steps 3" and f["vllm"] is None
+    assert engine_flags("none", {}, engine="vllm") == {"vllm": None, "sglang": None, "measured": None}
+    g = engine_flags("ngram", {"spec_tokens": 4}, ["llama-server", "--draft-max", "4"], engine="llamacpp")
+    assert g == {"vllm": None, "sglang": None, "measured": "llama-server --draft-max 4"}
+    assert (
+        recommend.engine_of("vllm-dspark (TP=8)") == "vllm" and recommend.engine_of("llama.cpp") == "llamacpp"
+    )
+    assert recommend.engine_of("something else") is None
 
 
 def test_json_roundtrip(tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ _LABELS: dict[str, dict[str, str]] = {
         "col.reason": "Reason",
         "col.recommended": "Recommended",
         "col.note": "Note",
-        "col.expected_gain": "Expected gain",
+        "col.expected_gain": "Expected gain (geometric mean)",
         "col.confidence": "Confidence",
         "col.flags": "Engine flags",
         "col.kind": "Kind",
@@ -131,6 +131,17 @@ _LABELS: dict[str, dict[str, str]] = {
         "prov.sources": "Source",
         "prov.compared": "Compared",
         "prov.noise": "Noise floor",
+        "prov.verdicts": "Verdicts",
+        "col.picked": "Config used (best of each method)",
+        "prov.ties": "Ties",
+        "noise_basis.measured": "measured",
+        "noise_basis.assumed": "assumed (not measured)",
+        "test.welch_t": "Welch's t test on log values over repeats",
+        "test.t_measured_noise": "t test on log ratios against the run-to-run noise measured in these results",
+        "test.z_assumed_noise": "z test on log ratios against an assumed run-to-run noise (not measured)",
+        "adj.bh": "Benjamini-Hochberg (false-discovery rate)",
+        "adj.holm": "Holm (family-wise error)",
+        "adj.none": "no multiplicity adjustment",
         "prov.generated": "Generated",
         "prov.tool": "Tool",
         "prov.results_of": "{name} results",
@@ -154,7 +165,7 @@ _LABELS: dict[str, dict[str, str]] = {
         "col.reason": "原因",
         "col.recommended": "推荐配置",
         "col.note": "说明",
-        "col.expected_gain": "预期收益",
+        "col.expected_gain": "预期收益（几何平均）",
         "col.confidence": "置信度",
         "col.flags": "引擎参数",
         "col.kind": "类型",
@@ -219,6 +230,17 @@ _LABELS: dict[str, dict[str, str]] = {
         "prov.sources": "来源",
         "prov.compared": "对比参数",
         "prov.noise": "噪声阈值",
+        "prov.verdicts": "判定方法",
+        "col.picked": "所用配置（各方法的最优配置）",
+        "prov.ties": "持平",
+        "noise_basis.measured": "实测",
+        "noise_basis.assumed": "假设（未实测）",
+        "test.welch_t": "基于重复运行的对数值 Welch t 检验",
+        "test.t_measured_noise": "对数比值 t 检验，运行间噪声取自本结果中的实测值",
+        "test.z_assumed_noise": "对数比值 z 检验，运行间噪声为假设值（未实测）",
+        "adj.bh": "Benjamini-Hochberg（错误发现率）",
+        "adj.holm": "Holm（族错误率）",
+        "adj.none": "未做多重比较校正",
         "prov.generated": "生成时间",
         "prov.tool": "工具",
         "prov.results_of": "{name} 结果",
@@ -296,18 +318,43 @@ _t("title.compare", "{methods}: speculative decoding comparison report", "{metho
 
 _t(
     "noise.default",
-    "single runs: verdicts use the default noise floor of {floor:.0%}; a smaller difference is a tie",
-    "单次运行：按默认噪声阈值 {floor:.0%} 判定，差异小于该值记为持平",
+    "single runs, nothing measured: verdicts assume a run-to-run noise of {sigma:.0%} per run (not measured); "
+    "anomalies use a {floor:.0%} floor",
+    "单次运行且无实测噪声：判定假设每次运行的运行间噪声为 {sigma:.0%}（未实测）；异常检测使用 {floor:.0%} 阈值",
 )
 _t(
     "noise.aa",
-    "{floor:.1%}, measured from {n} A/A pairs (the same config and cell in two runs)",
-    "{floor:.1%}，由 {n} 组 A/A 对（同一配置、同一测试点的两次运行）测得",
+    "{floor:.1%}, measured from {n} A/A pairs (the same config and cell in two runs); run-to-run noise "
+    "{sigma:.1%} per run",
+    "{floor:.1%}，由 {n} 组 A/A 对（同一配置、同一测试点的两次运行）测得；每次运行的运行间噪声 {sigma:.1%}",
 )
 _t(
     "noise.repeats",
-    "{floor:.1%}, measured from the repeats of {n} cells; verdicts use bootstrap intervals over repeats",
-    "{floor:.1%}，由 {n} 个测试点的重复运行测得；判定使用重复运行的 bootstrap 置信区间",
+    "{floor:.1%}, measured from the repeats of {n} cells; run-to-run noise {sigma:.1%} per run",
+    "{floor:.1%}，由 {n} 个测试点的重复运行测得；每次运行的运行间噪声 {sigma:.1%}",
+)
+_t(
+    "verdict.rule",
+    "{test_label}; false-winner level {level:.0%}; {adj_label} over {m} comparisons; a winner's interval "
+    "excludes 0 at that adjusted level (runs per config: {runs})",
+    "{test_label}；误判胜者率上限 {level:.0%}；对 {m} 个比较做 {adj_label} 校正；胜者的置信区间在校正后的水平下"
+    "不含 0（每个配置的运行次数：{runs}）",
+)
+_t(
+    "verdict.ties",
+    "{ties} of {m} comparisons are ties: differences under ~{detectable:.0%} are not resolvable with {runs} "
+    "run(s) per config; resolving {target:.0%} takes about {need} runs per config at the {basis_label} noise "
+    "({sigma:.1%} per run)",
+    "{m} 个比较中 {ties} 个持平：每个配置 {runs} 次运行时，约 {detectable:.0%} 以下的差异无法分辨；按{basis_label}噪声"
+    "（每次运行 {sigma:.1%}），要分辨 {target:.0%} 的差异，每个配置约需运行 {need} 次",
+)
+_t(
+    "verdict.ties_beyond",
+    "{ties} of {m} comparisons are ties: differences under ~{detectable:.0%} are not resolvable with {runs} "
+    "run(s) per config; resolving {target:.0%} at the {basis_label} noise ({sigma:.1%} per run) takes more than "
+    "{need} runs per config",
+    "{m} 个比较中 {ties} 个持平：每个配置 {runs} 次运行时，约 {detectable:.0%} 以下的差异无法分辨；按{basis_label}噪声"
+    "（每次运行 {sigma:.1%}），要分辨 {target:.0%} 的差异，每个配置需运行超过 {need} 次",
 )
 _t(
     "noise.min_effect",
@@ -441,8 +488,8 @@ _t(
 )
 _t(
     "rec.any",
-    "differences are small: {ties} of {n} cells within the noise floor",
-    "差异很小：{n} 个点中 {ties} 个在噪声阈值内",
+    "no difference resolvable: {ties} of {n} cells are ties",
+    "无可分辨的差异：{n} 个点中 {ties} 个持平",
 )
 _t(
     "rec.mixed",
@@ -452,7 +499,7 @@ _t(
 
 _t("compare.cells", "Cells compared: {n}", "对比点数：{n}")
 _t("compare.wins", "{method} wins: {n}", "{method} 胜出：{n} 个")
-_t("compare.ties", "Ties (within the noise floor): {n}", "持平（噪声阈值内）：{n} 个")
+_t("compare.ties", "Ties (not resolvable from these runs): {n}", "持平（本次数据无法分辨）：{n} 个")
 _t(
     "compare.all",
     "**Conclusion: under the same load, {winner} has higher total throughput than {others} in all {n} cells.**",
@@ -465,8 +512,26 @@ _t(
 )
 _t(
     "compare.none",
-    "**Conclusion: no method is ahead beyond the noise floor in most cells.**",
-    "**结论：多数对比点的差异在噪声阈值以内，没有明显更优的方法。**",
+    "**Conclusion: no cell shows a difference these runs can resolve; see the tie note above for what it "
+    "would take.**",
+    "**结论：没有任何对比点的差异能被本次数据分辨；所需运行次数见上方关于持平的说明。**",
+)
+_t(
+    "compare.split",
+    "**Conclusion: no method is ahead everywhere: wins per method {wins} of {n} cells ({ties} ties) - the "
+    "better method depends on the workload and concurrency (see the recommendations).**",
+    "**结论：没有处处领先的方法：{n} 个对比点中各方法胜出 {wins}（持平 {ties}）——更优的方法取决于负载与并发"
+    "（见推荐）。**",
+)
+_t(
+    "compare.no_cells",
+    "**Conclusion: nothing to compare - {methods} share no (scenario, concurrency) cell. Their results "
+    "were recorded under different scenario names (imported files name the scenario after their tag): "
+    "re-import them with the same `--scenario NAME` (`specsweep import ... --scenario chat`) so the same "
+    "workload lands in the same cell.**",
+    "**结论：无可对比——{methods} 没有共同的（场景，并发）测试点。它们的结果记录在不同的场景名下（导入的文件以其 "
+    "tag 作为场景名）：请用相同的 `--scenario NAME` 重新导入（`specsweep import ... --scenario chat`），使同一负载"
+    "落在同一测试点。**",
 )
 _t(
     "ratio.line",
@@ -512,8 +577,10 @@ _t(
 )
 _t(
     "check.single_run",
-    "Every cell was measured once: verdicts use the default {floor:.0%} noise floor, not measured intervals.",
-    "每个测试点只运行了一次：判定使用默认 {floor:.0%} 噪声阈值，而非实测置信区间。",
+    "Every cell was measured once: verdicts rest on an assumed run-to-run noise of {sigma:.0%} per run, not "
+    "on measured intervals; no recommendation from them is rated high confidence.",
+    "每个测试点只运行了一次：判定基于假设的每次运行 {sigma:.0%} 运行间噪声，而非实测置信区间；据此得出的推荐"
+    "不会被评为高置信度。",
 )
 _t(
     "check.simulated",
@@ -546,8 +613,9 @@ _t(
 )
 _t(
     "next.repeats",
-    "Run every cell 3 or more times: single runs cannot separate differences under {floor:.0%}.",
-    "每个测试点至少运行 3 次：单次运行无法区分小于 {floor:.0%} 的差异。",
+    "Run every cell 3 or more times (repeats: 3): single runs rest on an assumed noise, and cannot "
+    "separate differences under ~{detectable:.0%}.",
+    "每个测试点至少运行 3 次（repeats: 3）：单次运行依赖假设噪声，无法区分约 {detectable:.0%} 以下的差异。",
 )
 _t(
     "next.lossless",
