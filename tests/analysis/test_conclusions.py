@@ -3,6 +3,7 @@ report format and language (issue 14)."""
 
 from __future__ import annotations
 
+import html
 import math
 from pathlib import Path
 
@@ -60,8 +61,8 @@ def test_best_of_cells_name_their_config(tmp_path: Path) -> None:
     assert len(rows) == 2
     assert rows[0].rstrip(" |").endswith("DSpark(st=3)") and rows[1].rstrip(" |").endswith("DSpark(st=5)")
     assert "Config used (best of each method)" in md
-    html = render(v, "html", "zh")
-    assert "所用配置" in html and "DSpark(st=5)" in html
+    page = render(v, "html", "zh")
+    assert "所用配置" in page and "DSpark(st=5)" in page
 
 
 def test_every_format_and_language_states_the_rule_and_the_detectable_difference(tmp_path: Path) -> None:
@@ -84,6 +85,26 @@ def test_every_format_and_language_states_the_rule_and_the_detectable_difference
     }  # fmt: skip
     for lang, parts in expect.items():
         for fmt in ("md", "html"):
-            out = render(v, fmt, lang)
+            out = html.unescape(render(v, fmt, lang))
             for p in parts:
                 assert p in out, (lang, fmt, p)
+
+
+def test_single_runs_never_earn_high_confidence_and_say_what_they_rest_on(tmp_path: Path) -> None:
+    single = tmp_path / "single"
+    single.mkdir()
+    make_run(single, "x", [row(*K3, "chat_short", c, 2000) for c in (1, 8, 16)]
+             + [row(*K5, "chat_short", c, 1000) for c in (1, 8, 16)])  # fmt: skip
+    v = build_view([single], "sweep")
+    rec = next(r for r in v.recommendations if r.band == "low")
+    assert rec.config == "DSpark(st=3)" and rec.confidence == "medium"  # 3 of 3 decided, yet one run each
+    assert "medium (single runs, assumed noise)" in render(v, "md", "en")
+    rep = tmp_path / "repeats"
+    rep.mkdir()
+    rng = np.random.default_rng(4)
+    make_run(rep, "x", [row(*k, "chat_short", c, t * math.exp(rng.normal(0, 0.02)), r)
+                        for c in (1, 8, 16) for r in range(3) for k, t in ((K3, 2000), (K5, 1000))])  # fmt: skip
+    v = build_view([rep], "sweep")
+    rec = next(r for r in v.recommendations if r.band == "low")
+    assert rec.confidence == "high" and "high (measured repeats)" in render(v, "md", "en")
+    assert "高（实测重复运行）" in render(v, "md", "zh") or "高 (实测重复运行)" in render(v, "md", "zh")

@@ -29,7 +29,7 @@ from specsweep import __version__
 from specsweep.report import i18n, plots
 from specsweep.report.i18n import fmt_num, fmt_pct, label
 from specsweep.report.i18n_html import hl
-from specsweep.report.verdict_notes import picked_configs
+from specsweep.report.verdict_notes import picked_configs, rests_on
 from specsweep.report.view import Cell, Msg, Recommendation, ReportView, Verdict, WinnerRow
 
 
@@ -655,7 +655,10 @@ class _R:
                         ),
                         self.td(_e(", ".join(self.short(a) for a in r.alternatives))),
                         self.td(_e(gain), sort=r.expected_gain, num=True),
-                        self.td(self.L(f"confidence.{r.confidence}"), title=r.basis),
+                        self.td(
+                            self.L(f"confidence.{r.confidence}") + " (" + self.L(rests_on(r.basis)) + ")",
+                            title=r.basis,
+                        ),
                         self.td(_e(r.n_cells), sort=r.n_cells, num=True),
                         self.td(self.T(r.note)),
                     ]

@@ -81,6 +81,11 @@ _LABELS: dict[str, dict[str, str]] = {
         "band.mid": "Medium concurrency",
         "band.high": "High concurrency",
         "confidence.high": "high",
+        "rests.repeats": "measured repeats",
+        "rests.measured": "single runs, measured noise",
+        "rests.assumed": "single runs, assumed noise",
+        "rests.requests_measured": "per-request data + measured noise",
+        "rests.requests_assumed": "per-request data + assumed noise",
         "confidence.medium": "medium",
         "confidence.low": "low",
         "class.chat": "chat",
@@ -182,6 +187,11 @@ _LABELS: dict[str, dict[str, str]] = {
         "band.mid": "中并发",
         "band.high": "高并发",
         "confidence.high": "高",
+        "rests.repeats": "实测重复运行",
+        "rests.measured": "单次运行，实测噪声",
+        "rests.assumed": "单次运行，假设噪声",
+        "rests.requests_measured": "逐请求数据 + 实测噪声",
+        "rests.requests_assumed": "逐请求数据 + 假设噪声",
         "confidence.medium": "中",
         "confidence.low": "低",
         "class.chat": "对话",
@@ -365,25 +375,26 @@ _t(
 _t(
     "band.winner",
     "**{band_label} (c={levels})**: `{config}` wins {wins} of {n} cells against `{other}` ({ties} ties, "
-    "{losses} losses), {gain:+.1%} on average; the largest gap is {max_leader} +{max_gain:.1%} at "
+    "{losses} losses), {gain:+.1%} (geometric mean over cells); the largest gap is {max_leader} +{max_gain:.1%} at "
     "{max_scenario} c={max_c}.",
     "**{band_label}（c={levels}）**：`{config}` 对 `{other}` 在 {n} 个点中胜出 {wins} 个（持平 {ties}，"
-    "落后 {losses}），平均 {gain:+.1%}；最大差距为 {max_scenario} c={max_c} 时 {max_leader} 高 {max_gain:.1%}。",
+    "落后 {losses}），几何平均 {gain:+.1%}；最大差距为 {max_scenario} c={max_c} 时 {max_leader} 高 {max_gain:.1%}。",
 )
 _t(
     "band.winner_p99",
     "**{band_label} (c={levels})**: `{config}` wins {wins} of {n} cells against `{other}` ({ties} ties, "
-    "{losses} losses), throughput {gain:+.1%} and P99 E2E {p99:+.1%} (negative: faster) on average; the largest gap is "
+    "{losses} losses), throughput {gain:+.1%} (geometric mean over cells) and P99 E2E {p99:+.1%} (negative: faster) "
+    "on average; the largest gap is "
     "{max_leader} +{max_gain:.1%} at {max_scenario} c={max_c}.",
     "**{band_label}（c={levels}）**：`{config}` 对 `{other}` 在 {n} 个点中胜出 {wins} 个（持平 {ties}，"
-    "落后 {losses}），吞吐平均 {gain:+.1%}，P99 E2E 平均 {p99:+.1%}（负值表示更快）；最大差距为 {max_scenario} c={max_c} 时 "
+    "落后 {losses}），吞吐几何平均 {gain:+.1%}，P99 E2E 平均 {p99:+.1%}（负值表示更快）；最大差距为 {max_scenario} c={max_c} 时 "
     "{max_leader} 高 {max_gain:.1%}。",
 )
 _t(
     "band.tie",
-    "**{band_label} (c={levels})**: the configs are even - {ties} of {n} cells differ by less than the "
-    "noise floor; the largest gap is {max_leader} +{max_gain:.1%} at {max_scenario} c={max_c}.",
-    "**{band_label}（c={levels}）**：两者基本持平，{n} 个点中 {ties} 个差异在噪声阈值以内；"
+    "**{band_label} (c={levels})**: the configs are even - {ties} of {n} cells are ties (no difference "
+    "these runs can resolve); the largest gap is {max_leader} +{max_gain:.1%} at {max_scenario} c={max_c}.",
+    "**{band_label}（c={levels}）**：两者基本持平，{n} 个点中 {ties} 个持平（本次数据无法分辨差异）；"
     "最大差距为 {max_scenario} c={max_c} 时 {max_leader} 高 {max_gain:.1%}。",
 )
 _t(
@@ -397,16 +408,16 @@ _t(
 
 _t(
     "class.reason",
-    "wins {wins} of {n} cells ({scenarios}); throughput {gain:+.1%} vs `{other}` on average, mean TPOT "
+    "wins {wins} of {n} cells ({scenarios}); throughput {gain:+.1%} vs `{other}` (geometric mean), mean TPOT "
     "{tpot:+.1%}, mean TTFT {ttft:+.1%}",
-    "{n} 个点中胜出 {wins} 个（{scenarios}）；相对 `{other}` 吞吐平均 {gain:+.1%}，Mean TPOT {tpot:+.1%}，"
+    "{n} 个点中胜出 {wins} 个（{scenarios}）；相对 `{other}` 吞吐几何平均 {gain:+.1%}，Mean TPOT {tpot:+.1%}，"
     "Mean TTFT {ttft:+.1%}",
 )
 _t(
     "class.reason_accept",
-    "wins {wins} of {n} cells ({scenarios}); throughput {gain:+.1%} vs `{other}` on average; acceptance "
+    "wins {wins} of {n} cells ({scenarios}); throughput {gain:+.1%} vs `{other}` (geometric mean); acceptance "
     "length {accept_a:.2f} vs {accept_b:.2f}",
-    "{n} 个点中胜出 {wins} 个（{scenarios}）；相对 `{other}` 吞吐平均 {gain:+.1%}；接受长度 {accept_a:.2f} 对 "
+    "{n} 个点中胜出 {wins} 个（{scenarios}）；相对 `{other}` 吞吐几何平均 {gain:+.1%}；接受长度 {accept_a:.2f} 对 "
     "{accept_b:.2f}",
 )
 _t(

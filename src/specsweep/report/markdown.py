@@ -6,7 +6,7 @@ from typing import Any
 
 from specsweep.report import i18n
 from specsweep.report.i18n import fmt_num, fmt_pct, label, text
-from specsweep.report.verdict_notes import picked_configs
+from specsweep.report.verdict_notes import picked_configs, rests_on
 from specsweep.report.view import Cell, EngineFlags, Msg, ReportView, Verdict
 
 
@@ -207,7 +207,8 @@ def recommendation_table(view: ReportView, lang: str) -> list[str]:
         else:
             rec = f"**{_short(view, r.config)}**"
             gain = f"{fmt_pct(r.expected_gain, 1, lang)} [{fmt_pct(r.ci_low, 1, lang)}, {fmt_pct(r.ci_high, 1, lang)}]"
-        rows.append([wl, rec, gain, label(f"confidence.{r.confidence}", lang), text(r.note, lang)])
+        conf = f"{label(f'confidence.{r.confidence}', lang)} ({label(rests_on(r.basis), lang)})"
+        rows.append([wl, rec, gain, conf, text(r.note, lang)])
     return _table(head, rows, left=len(head))
 
 
@@ -373,7 +374,12 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
     flags: dict[str, EngineFlags] = {}
     for rec in view.recommendations:
         ef = rec.flags
-        if rec.config and ef is not None and (ef.vllm or ef.sglang or ef.measured) and rec.config not in flags:
+        if (
+            rec.config
+            and ef is not None
+            and (ef.vllm or ef.sglang or ef.measured)
+            and rec.config not in flags
+        ):
             flags[rec.config] = ef
     if flags:
         out += [f"### {L('sec.flags')}", ""]

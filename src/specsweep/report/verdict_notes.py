@@ -98,3 +98,12 @@ def default_step(cs: CompareSummary, bands: Sequence[Recommendation]) -> Msg | N
     if cs.win_counts.get(best, 0) == 0 or others or named - {best}:
         return None
     return Msg(key="next.default", args={"config": best, "wins": cs.win_counts[best], "n": cs.n_cells})
+
+
+def rests_on(basis: str) -> str:
+    """The label key of what a verdict or recommendation rests on, from its basis ("repeats",
+    "requests+default_floor", "aa_floor", ...)."""
+    if basis == "repeats":
+        return "rests.repeats"
+    kind = "assumed" if "default" in basis else "measured"
+    return f"rests.requests_{kind}" if basis.startswith("requests") else f"rests.{kind}"
