@@ -38,7 +38,7 @@ from specsweep.analysis.requests import log_se_of_mean
 LEVEL = stats.DEFAULT_LEVEL
 EFFECT = 0.15
 NOISES = (0.01, 0.03, 0.05, 0.10)
-REPEATS = ((2, 2), (3, 3), (5, 5), (10, 10), (2, 5), (3, 10))
+REPEATS = ((2, 2), (3, 3), (5, 5), (10, 10), (2, 5), (3, 10), (2, 10))
 BEGIN, END = "<!-- verdict-calibration:begin -->", "<!-- verdict-calibration:end -->"
 
 

@@ -1,9 +1,10 @@
-"""Small pure statistics: bootstrap intervals, noise floors, verdicts, crossings, trend residuals.
+"""Small pure statistics: bootstrap intervals, noise floors, the verdict rule's tests (t tests on log
+values, multiplicity adjustment, repeats needed), crossings, trend residuals.
 
 Conventions: an *effect* of config a against b is ``a/b - 1`` when higher is better and ``b/a - 1``
-when lower is better, so a positive effect always favours a. Intervals are percentile bootstrap
-intervals unless stated. Differences are judged in log-ratio space, where "a is x% better" and
-"b is x% worse" are symmetric.
+when lower is better, so a positive effect always favours a. Differences are judged in log-ratio
+space, where "a is x% better" and "b is x% worse" are symmetric. docs/statistics.md explains the
+verdict rule and benchmarks/verdict_calibration.py measures it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ DEFAULT_RESAMPLES = 2000
 DEFAULT_CONFIDENCE = 0.95
 
 Stat = Callable[[np.ndarray], float]
-VerdictKind = Literal["a", "b", "tie"]
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -132,63 +132,6 @@ def effect_of(a: float, b: float, higher_is_better: bool) -> float:
     return a / b - 1.0 if higher_is_better else b / a - 1.0
 
 
-def floor_interval(effect: float, floor: float) -> tuple[float, float]:
-    """Interval of an effect measured once: the effect widened by the noise floor in log space."""
-    r = 1.0 + effect
-    return r / (1.0 + floor) - 1.0, r * (1.0 + floor) - 1.0
-
-
-def widen(ci: tuple[float, float], floor: float) -> tuple[float, float]:
-    """Widen an interval by a noise floor in log space (run-to-run noise on top of within-run)."""
-    return (1.0 + ci[0]) / (1.0 + floor) - 1.0, (1.0 + ci[1]) * (1.0 + floor) - 1.0
-
-
-@dataclass(frozen=True)
-class VerdictResult:
-    verdict: VerdictKind
-    effect: float
-    ci_low: float
-    ci_high: float
-    gain: float  # leader/other - 1, the "Gain" column: exp(|log(1+effect)|) - 1
-
-
-def decide(effect: float, ci: tuple[float, float], min_effect: float = 0.0) -> VerdictResult:
-    """a wins when the whole interval is above 0 and the gain reaches ``min_effect``; b the mirror;
-    otherwise a tie."""
-    gain = math.expm1(abs(math.log1p(effect)))
-    lo, hi = ci
-    v: VerdictKind = "tie"
-    if gain >= min_effect:
-        if lo > 0 and effect > 0:
-            v = "a"
-        elif hi < 0 and effect < 0:
-            v = "b"
-    return VerdictResult(v, effect, lo, hi, gain)
-
-
-def verdict_single(
-    a: float, b: float, *, higher_is_better: bool, floor: float = DEFAULT_NOISE_FLOOR, min_effect: float = 0.0
-) -> VerdictResult:
-    """Verdict for two single measurements against a noise floor."""
-    e = effect_of(a, b, higher_is_better)
-    return decide(e, floor_interval(e, floor), min_effect)
-
-
-def verdict_repeats(
-    a: Sequence[float],
-    b: Sequence[float],
-    *,
-    higher_is_better: bool,
-    min_effect: float = 0.0,
-    seed: int = 0,
-) -> VerdictResult:
-    """Verdict from repeated runs: bootstrap interval of mean(a)/mean(b) - 1 over repeats."""
-    ma, mb = float(np.mean(a)), float(np.mean(b))
-    e = effect_of(ma, mb, higher_is_better)
-    ci = bootstrap_ratio_ci(a, b, seed=seed) if higher_is_better else bootstrap_ratio_ci(b, a, seed=seed)
-    return decide(e, ci, min_effect)
-
-
 def log_interp_crossing(c1: float, y1: float, c2: float, y2: float, level: float = 0.0) -> float:
     """Concurrency where a quantity linear in log(concurrency) crosses ``level`` between two points."""
     if y1 == y2:
@@ -288,8 +231,8 @@ def _logs(values: Sequence[float], higher_is_better: bool) -> np.ndarray:
 def log_test_repeats(
     a: Sequence[float], b: Sequence[float], *, higher_is_better: bool, floor_sigma: float = 0.0
 ) -> LogTest:
-    """Repeats (>= 2 runs a side): Welch's t on the log values (degrees of freedom: Welch-Satterthwaite
-    for equal n, Hsu's conservative min(n_a, n_b) - 1 for unequal n). ``floor_sigma`` is a lower bound on
+    """Repeats (>= 2 runs a side): Welch's t on the log values; for unequal n each side's variance is
+    at least the pooled one (plain Welch names 6-10% false winners at 2 x 5). ``floor_sigma`` is a lower bound on
     each side's noise sd (used when the repeats are identical: zero spread)."""
     la, lb = _logs(a, higher_is_better), _logs(b, higher_is_better)
     na, nb = la.size, lb.size
@@ -298,13 +241,13 @@ def log_test_repeats(
     d = float(la.mean() - lb.mean())
     f2 = floor_sigma**2
     va, vb = max(float(la.var(ddof=1)), f2), max(float(lb.var(ddof=1)), f2)
+    pooled = (va * (na - 1) + vb * (nb - 1)) / (na + nb - 2)
+    if na != nb:  # Welch-Satterthwaite is liberal for unequal n (6-10% at 2 x 5, 2 x 10): no side's
+        va, vb = max(va, pooled), max(vb, pooled)  # variance is taken below the pooled one
     qa, qb = va / na, vb / nb
     se2 = qa + qb
-    if na == nb and se2 > 0:  # Welch-Satterthwaite
-        df = se2**2 / (qa**2 / (na - 1) + qb**2 / (nb - 1))
-    else:  # unequal n: Welch-Satterthwaite is liberal (6-8% at 2 x 5); Hsu's min(n) - 1 never is
-        df = float(min(na, nb) - 1)
-    sigma = math.sqrt((va * (na - 1) + vb * (nb - 1)) / (na + nb - 2))
+    df = se2**2 / (qa**2 / (na - 1) + qb**2 / (nb - 1)) if se2 > 0 else float(na + nb - 2)
+    sigma = math.sqrt(pooled)
     return LogTest(d, math.sqrt(se2), df, "welch_t", na, nb, sigma)
 
 

@@ -422,11 +422,11 @@ _t(
 )
 _t(
     "class.reason_tie",
-    "no clear winner: {ties} of {n} cells within the noise floor, {wins} won, {losses} lost ({scenarios})",
-    "无明显胜者：{n} 个点中 {ties} 个在噪声阈值内，胜 {wins}、负 {losses}（{scenarios}）",
+    "no clear winner: {ties} of {n} cells are ties (not resolvable), {wins} won, {losses} lost ({scenarios})",
+    "无明显胜者：{n} 个点中 {ties} 个持平（无法分辨），胜 {wins}、负 {losses}（{scenarios}）",
 )
 
-_t("gap.tie", "even (within the noise floor, {gain:.1%})", "基本持平（{gain:.1%}，在噪声阈值内）")
+_t("gap.tie", "even (not resolvable, {gain:.1%})", "基本持平（{gain:.1%}，无法分辨）")
 _t("gap.lead", "{leader} +{gain:.1%}", "{leader} 高 {gain:.1%}")
 _t("gap.missing", "not measured", "未测")
 _t(
