@@ -108,3 +108,15 @@ def test_single_runs_never_earn_high_confidence_and_say_what_they_rest_on(tmp_pa
     rec = next(r for r in v.recommendations if r.band == "low")
     assert rec.confidence == "high" and "high (measured repeats)" in render(v, "md", "en")
     assert "高（实测重复运行）" in render(v, "md", "zh") or "高 (实测重复运行)" in render(v, "md", "zh")
+
+
+def test_best_of_selection_is_paid_for(tmp_path: Path) -> None:
+    # DSpark's cell is the best of its 2 configs: its p value carries a factor 2 (Bonferroni over the
+    # 2 x 1 config comparisons the pick stands for), so picking cannot manufacture a winner
+    make_run(tmp_path, "x", [row(*K3, "chat_short", 8, 1000), row(*K5, "chat_short", 8, 1095),
+                             row(*EAGLE, "chat_short", 8, 1000)])  # fmt: skip
+    v = build_view([tmp_path], "compare")
+    (ver,) = v.verdicts
+    assert ver.p_adjusted == min(1.0, 2 * ver.p_value)
+    assert 0.025 < ver.p_value < 0.05 and ver.verdict == "tie"  # decided alone, not after the pick
+    assert ver.ci_low <= 0 <= ver.ci_high

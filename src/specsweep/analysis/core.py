@@ -131,7 +131,7 @@ class PairVerdict:
     level: float = stats.DEFAULT_LEVEL  # the false-winner rate the rule is held to
     detectable_effect: float = 0.0  # smallest difference this test could have decided here
     p_value: float = 1.0
-    p_adjusted: float = 1.0
+    p_adjusted: float = 1.0  # after the best-of selection factor (compare) and the adjustment
     adjustment: str = "bh"  # bh | holm | none, over n_compared comparisons
     n_compared: int = 1
     noise_sd: float = stats.DEFAULT_RUN_NOISE  # one run's noise sd (log) the test used
@@ -380,14 +380,18 @@ def all_verdicts(
                 r = pair_test(t, labels[i], labels[j], s, c, m, noise)
                 if r is not None:
                     found.append((s, c, labels[i], labels[j], *r))
-    p = [f[4].p_value for f in found]
+    # compare tables pick each method's best config per cell; "the best of A's k_a configs beats the
+    # best of B's k_b" is a union of k_a * k_b config comparisons, paid for with a Bonferroni factor
+    members = {col.label: max(1, len(col.members)) for col in t.columns}
+    factor = [members[f[2]] * members[f[3]] if t.kind == "compare" else 1 for f in found]
+    p = [min(1.0, f[4].p_value * k) for f, k in zip(found, factor, strict=True)]
     p_adj = stats.adjust(p, adjustment)
     eff_level = stats.effective_level(p, level, adjustment)
     target = noise.min_effect if noise.min_effect > 0 else stats.DEFAULT_TARGET
     out = []
-    for (s, c, a, b, test, basis, ma, mb), pa in zip(found, p_adj, strict=True):
+    for (s, c, a, b, test, basis, ma, mb), pa, k in zip(found, p_adj, factor, strict=True):
         e = test.effect
-        lo, hi = test.interval(eff_level)
+        lo, hi = test.interval(eff_level / k)
         gain = math.expm1(abs(test.log_effect))
         v: Literal["a", "b", "tie"] = "tie"
         if pa <= level and gain >= noise.min_effect and e != 0:
@@ -397,7 +401,7 @@ def all_verdicts(
                 s, c, metric, a, b, v, e, lo, hi, basis, noise.floor, noise.min_effect, ma, mb,
                 a if v == "a" else b if v == "b" else None, a if e >= 0 else b, gain,
                 method=test.method, n_a=test.n_a, n_b=test.n_b, level=level,
-                detectable_effect=math.expm1(test.half_width(eff_level)), p_value=test.p_value,
+                detectable_effect=math.expm1(test.half_width(eff_level / k)), p_value=test.p_value,
                 p_adjusted=float(pa), adjustment=adjustment, n_compared=len(found), noise_sd=test.sigma,
                 target_effect=target, repeats_needed=stats.repeats_needed(test.sigma, target, level=level), se_log=test.se,
             )
