@@ -67,32 +67,30 @@ def test_effect_direction() -> None:
         stats.effect_of(0, 1, True)
 
 
-def test_single_run_verdicts_against_the_default_floor() -> None:
-    # reference data: chat_standard c=64 (0.89%) is a tie; chat_short c=1 (9.20% for st=5) is a win for b
-    v = stats.verdict_single(15680.46, 15542.80, higher_is_better=True)
-    assert v.verdict == "tie" and round(v.gain * 100, 2) == 0.89
-    v = stats.verdict_single(1002.30, 1094.51, higher_is_better=True)
-    assert v.verdict == "b" and round(v.gain * 100, 2) == 9.20
-    assert v.ci_low < v.effect < v.ci_high < 0
-    # exactly symmetric in log space: +x% for a and the mirrored -x% for b get the same verdict
-    assert stats.verdict_single(105.1, 100, higher_is_better=True).verdict == "a"
-    assert stats.verdict_single(100, 105.1, higher_is_better=True).verdict == "b"
-    assert stats.verdict_single(104.9, 100, higher_is_better=True).verdict == "tie"
+def test_single_runs_against_the_assumed_noise() -> None:
+    # reference data, one run a side, assumed 3% run-to-run noise: z = log ratio / (sqrt(2) * 3%)
+    t = stats.log_test_noise([15680.46], [15542.80], higher_is_better=True, sigma=0.03)
+    assert t.method == "z_assumed_noise" and math.isinf(t.df)
+    assert t.se == pytest.approx(math.sqrt(2) * 0.03)
+    assert t.p_value == pytest.approx(
+        2 * (1 - 0.5 * (1 + math.erf(abs(math.log(15680.46 / 15542.80)) / t.se / math.sqrt(2))))
+    )
+    assert t.p_value > 0.5  # 0.89% is nowhere near decidable
+    # lower is better: the smaller latency favours a
+    assert stats.log_test_noise([90.0], [100.0], higher_is_better=False, sigma=0.03).log_effect > 0
+    with pytest.raises(ValueError, match="noise"):
+        stats.log_test_noise([1.0], [1.0], higher_is_better=True, sigma=0.0)
 
 
-def test_min_effect_turns_small_significant_wins_into_ties() -> None:
-    r = stats.decide(0.03, (0.01, 0.05), min_effect=0.0)
-    assert r.verdict == "a"
-    assert stats.decide(0.03, (0.01, 0.05), min_effect=0.05).verdict == "tie"
+def test_welch_t_on_logs_matches_scipy() -> None:
+    from scipy import stats as sst
 
-
-def test_verdict_from_repeats() -> None:
-    a = [100.0, 101.0, 99.5, 100.5]
-    b = [90.0, 91.0, 89.0, 90.5]
-    r = stats.verdict_repeats(a, b, higher_is_better=True)
-    assert r.verdict == "a" and r.ci_low > 0
-    r = stats.verdict_repeats([100.0, 120.0, 80.0], [101.0, 79.0, 119.0], higher_is_better=True)
-    assert r.verdict == "tie"
+    a, b = [100.0, 101.0, 99.5, 100.5], [90.0, 91.0, 89.0, 90.5]
+    t = stats.log_test_repeats(a, b, higher_is_better=True)
+    ref = sst.ttest_ind(np.log(a), np.log(b), equal_var=False)
+    assert t.p_value == pytest.approx(ref.pvalue) and t.log_effect > 0
+    with pytest.raises(ValueError, match="2 runs"):
+        stats.log_test_repeats([1.0], [1.0, 2.0], higher_is_better=True)
 
 
 def test_noise_floor_fixtures() -> None:
@@ -134,14 +132,15 @@ def test_percentiles_ordered(xs: list[float]) -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(finite, finite, st.floats(min_value=0.0, max_value=0.3), st.booleans())
-def test_verdict_antisymmetric(a: float, b: float, floor: float, hib: bool) -> None:
-    v1 = stats.verdict_single(a, b, higher_is_better=hib, floor=floor)
-    v2 = stats.verdict_single(b, a, higher_is_better=hib, floor=floor)
-    assert {v1.verdict, v2.verdict} in ({"tie"}, {"a", "b"})
-    assert v1.gain == pytest.approx(v2.gain, rel=1e-9)
-    assert v1.ci_low <= v1.effect <= v1.ci_high
-    assert (v1.verdict == "tie") == (v1.ci_low <= 0 <= v1.ci_high or v1.effect == 0)
+@given(finite, finite, st.floats(min_value=0.001, max_value=0.3), st.booleans())
+def test_log_test_antisymmetric(a: float, b: float, sigma: float, hib: bool) -> None:
+    t1 = stats.log_test_noise([a], [b], higher_is_better=hib, sigma=sigma)
+    t2 = stats.log_test_noise([b], [a], higher_is_better=hib, sigma=sigma)
+    assert t1.log_effect == pytest.approx(-t2.log_effect, abs=1e-12)
+    assert t1.p_value == pytest.approx(t2.p_value, rel=1e-9)
+    lo, hi = t1.interval(0.05)
+    assert -1 < lo <= t1.effect <= hi
+    assert (t1.p_value <= 0.05) == (not lo <= 0 <= hi) or abs(t1.p_value - 0.05) < 1e-9
 
 
 @settings(max_examples=50, deadline=None)

@@ -1,9 +1,10 @@
-"""Small pure statistics: bootstrap intervals, noise floors, verdicts, crossings, trend residuals.
+"""Small pure statistics: bootstrap intervals, noise floors, the verdict rule's tests (t tests on log
+values, multiplicity adjustment, repeats needed), crossings, trend residuals.
 
 Conventions: an *effect* of config a against b is ``a/b - 1`` when higher is better and ``b/a - 1``
-when lower is better, so a positive effect always favours a. Intervals are percentile bootstrap
-intervals unless stated. Differences are judged in log-ratio space, where "a is x% better" and
-"b is x% worse" are symmetric.
+when lower is better, so a positive effect always favours a. Differences are judged in log-ratio
+space, where "a is x% better" and "b is x% worse" are symmetric. docs/statistics.md explains the
+verdict rule and benchmarks/verdict_calibration.py measures it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ DEFAULT_RESAMPLES = 2000
 DEFAULT_CONFIDENCE = 0.95
 
 Stat = Callable[[np.ndarray], float]
-VerdictKind = Literal["a", "b", "tie"]
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -132,63 +132,6 @@ def effect_of(a: float, b: float, higher_is_better: bool) -> float:
     return a / b - 1.0 if higher_is_better else b / a - 1.0
 
 
-def floor_interval(effect: float, floor: float) -> tuple[float, float]:
-    """Interval of an effect measured once: the effect widened by the noise floor in log space."""
-    r = 1.0 + effect
-    return r / (1.0 + floor) - 1.0, r * (1.0 + floor) - 1.0
-
-
-def widen(ci: tuple[float, float], floor: float) -> tuple[float, float]:
-    """Widen an interval by a noise floor in log space (run-to-run noise on top of within-run)."""
-    return (1.0 + ci[0]) / (1.0 + floor) - 1.0, (1.0 + ci[1]) * (1.0 + floor) - 1.0
-
-
-@dataclass(frozen=True)
-class VerdictResult:
-    verdict: VerdictKind
-    effect: float
-    ci_low: float
-    ci_high: float
-    gain: float  # leader/other - 1, the "Gain" column: exp(|log(1+effect)|) - 1
-
-
-def decide(effect: float, ci: tuple[float, float], min_effect: float = 0.0) -> VerdictResult:
-    """a wins when the whole interval is above 0 and the gain reaches ``min_effect``; b the mirror;
-    otherwise a tie."""
-    gain = math.expm1(abs(math.log1p(effect)))
-    lo, hi = ci
-    v: VerdictKind = "tie"
-    if gain >= min_effect:
-        if lo > 0 and effect > 0:
-            v = "a"
-        elif hi < 0 and effect < 0:
-            v = "b"
-    return VerdictResult(v, effect, lo, hi, gain)
-
-
-def verdict_single(
-    a: float, b: float, *, higher_is_better: bool, floor: float = DEFAULT_NOISE_FLOOR, min_effect: float = 0.0
-) -> VerdictResult:
-    """Verdict for two single measurements against a noise floor."""
-    e = effect_of(a, b, higher_is_better)
-    return decide(e, floor_interval(e, floor), min_effect)
-
-
-def verdict_repeats(
-    a: Sequence[float],
-    b: Sequence[float],
-    *,
-    higher_is_better: bool,
-    min_effect: float = 0.0,
-    seed: int = 0,
-) -> VerdictResult:
-    """Verdict from repeated runs: bootstrap interval of mean(a)/mean(b) - 1 over repeats."""
-    ma, mb = float(np.mean(a)), float(np.mean(b))
-    e = effect_of(ma, mb, higher_is_better)
-    ci = bootstrap_ratio_ci(a, b, seed=seed) if higher_is_better else bootstrap_ratio_ci(b, a, seed=seed)
-    return decide(e, ci, min_effect)
-
-
 def log_interp_crossing(c1: float, y1: float, c2: float, y2: float, level: float = 0.0) -> float:
     """Concurrency where a quantity linear in log(concurrency) crosses ``level`` between two points."""
     if y1 == y2:
@@ -215,3 +158,200 @@ def geo_mean_effect(effects: Sequence[float]) -> float:
     if not effects:
         raise ValueError("no effects")
     return math.expm1(float(np.mean([math.log1p(e) for e in effects])))
+
+
+# ---- the verdict rule: t tests on log ratios, multiplicity control, planning -------------------
+# Everything below works on log values: a run's value is v = true * exp(noise), and "noise" (the
+# run-to-run spread of one run, sd of log v) is what every test must account for. Two single runs
+# carry no estimate of it: they use a measured one (A/A pairs or repeats elsewhere in the data) or
+# the assumed DEFAULT_RUN_NOISE, and say so.
+
+DEFAULT_LEVEL = 0.05  # false-winner rate the rule is calibrated to (benchmarks/verdict_calibration.py)
+DEFAULT_RUN_NOISE = 0.03  # assumed sd of log(one run) across runs when nothing in the data measures it
+DEFAULT_TARGET = 0.05  # the planning aid's target difference
+DEFAULT_POWER = 0.8
+ADJUSTMENTS = ("bh", "holm", "none")
+Adjustment = Literal["bh", "holm", "none"]
+
+
+def _crit(level: float, df: float) -> float:
+    """Two-sided critical value of t (df) or of the normal (df = inf)."""
+    from scipy import stats as st
+
+    q = 1.0 - level / 2.0
+    return float(st.norm.ppf(q)) if math.isinf(df) else float(st.t.ppf(q, df))
+
+
+@dataclass(frozen=True)
+class LogTest:
+    """A test of "a and b are equal" on the log ratio log(a/b) (oriented: > 0 favours a)."""
+
+    log_effect: float
+    se: float  # standard error of log_effect
+    df: float  # degrees of freedom of the t reference (inf: normal, an assumed noise)
+    method: str  # "welch_t" | "z_assumed_noise" | "t_measured_noise"
+    n_a: int
+    n_b: int
+    sigma: float  # one run's noise sd (log) the test used: for planning repeats
+
+    @property
+    def effect(self) -> float:
+        return math.expm1(self.log_effect)
+
+    @property
+    def p_value(self) -> float:
+        from scipy import stats as st
+
+        if self.se <= 0:
+            return 0.0 if self.log_effect != 0 else 1.0
+        z = abs(self.log_effect) / self.se
+        sf = st.norm.sf(z) if math.isinf(self.df) else st.t.sf(z, self.df)
+        return float(min(1.0, 2.0 * sf))
+
+    def half_width(self, level: float) -> float:
+        """Half-width (log) of the two-sided (1 - level) interval: the smallest log ratio that would
+        have been decided at this level with this noise and n."""
+        return _crit(level, self.df) * self.se
+
+    def interval(self, level: float) -> tuple[float, float]:
+        """The (1 - level) interval of the effect; log bounds clipped to +-30 (a ratio of 1e13 says
+        "unbounded" and keeps 1 + low > 0, so the interval can be inverted)."""
+        h = self.half_width(level)
+        lo, hi = max(self.log_effect - h, -30.0), min(self.log_effect + h, 30.0)
+        return math.expm1(lo), math.expm1(hi)
+
+
+def _logs(values: Sequence[float], higher_is_better: bool) -> np.ndarray:
+    x = np.asarray(values, dtype=float)
+    if x.size == 0 or not np.all(np.isfinite(x)) or np.any(x <= 0):
+        raise ValueError(f"verdicts need positive finite values, got {list(values)}")
+    return np.log(x) if higher_is_better else -np.log(x)
+
+
+def log_test_repeats(
+    a: Sequence[float], b: Sequence[float], *, higher_is_better: bool, floor_sigma: float = 0.0
+) -> LogTest:
+    """Repeats (>= 2 runs a side): Welch's t on the log values; for unequal n each side's variance is
+    at least the pooled one (plain Welch names 6-10% false winners at 2 x 5). ``floor_sigma`` is a lower bound on
+    each side's noise sd (used when the repeats are identical: zero spread)."""
+    la, lb = _logs(a, higher_is_better), _logs(b, higher_is_better)
+    na, nb = la.size, lb.size
+    if min(na, nb) < 2:
+        raise ValueError(f"Welch's t needs >= 2 runs a side, got {na} and {nb}")
+    d = float(la.mean() - lb.mean())
+    f2 = floor_sigma**2
+    va, vb = max(float(la.var(ddof=1)), f2), max(float(lb.var(ddof=1)), f2)
+    pooled = (va * (na - 1) + vb * (nb - 1)) / (na + nb - 2)
+    if na != nb:  # Welch-Satterthwaite is liberal for unequal n (6-10% at 2 x 5, 2 x 10): no side's
+        va, vb = max(va, pooled), max(vb, pooled)  # variance is taken below the pooled one
+    qa, qb = va / na, vb / nb
+    se2 = qa + qb
+    df = se2**2 / (qa**2 / (na - 1) + qb**2 / (nb - 1)) if se2 > 0 else float(na + nb - 2)
+    sigma = math.sqrt(pooled)
+    return LogTest(d, math.sqrt(se2), df, "welch_t", na, nb, sigma)
+
+
+def log_test_noise(
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    higher_is_better: bool,
+    sigma: float,
+    sigma_df: float = math.inf,
+    within_se: tuple[float, float] = (0.0, 0.0),
+) -> LogTest:
+    """A side with a single run: the difference of the sides' mean log values against run-to-run
+    noise ``sigma`` (sd of one run's log value, measured elsewhere in the data with ``sigma_df``
+    degrees of freedom, or assumed: inf), plus each run's own sampling error ``within_se`` (log)
+    when both sides are one run that kept per-request records. The within-run spread alone never
+    decides: it says nothing about how the next run would differ."""
+    if sigma <= 0:
+        raise ValueError(f"run-to-run noise must be > 0, got {sigma}")
+    la, lb = _logs(a, higher_is_better), _logs(b, higher_is_better)
+    d = float(la.mean() - lb.mean())
+    run_var = sigma**2 * (1.0 / la.size + 1.0 / lb.size)
+    se2 = run_var + within_se[0] ** 2 + within_se[1] ** 2
+    if math.isinf(sigma_df):
+        df, method = math.inf, "z_assumed_noise"
+    else:  # Satterthwaite: only the run-to-run part is estimated
+        df, method = se2**2 / (run_var**2 / sigma_df), "t_measured_noise"
+    return LogTest(d, math.sqrt(se2), df, method, la.size, lb.size, sigma)
+
+
+def adjust(p_values: Sequence[float], how: Adjustment = "bh") -> np.ndarray:
+    """Multiplicity-adjusted p values: Benjamini-Hochberg (false-discovery rate), Holm (family-wise
+    error) or none."""
+    p = np.asarray(p_values, dtype=float)
+    if how not in ADJUSTMENTS:
+        raise ValueError(f"adjustment {how!r}: use one of {', '.join(ADJUSTMENTS)}")
+    if p.size == 0 or how == "none":
+        return p.copy()
+    if how == "bh":
+        from scipy import stats as st
+
+        return np.asarray(st.false_discovery_control(p, method="bh"), dtype=float)
+    order = np.argsort(p)
+    m = p.size
+    stepped = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out = np.empty(m)
+    out[order] = np.minimum(stepped, 1.0)
+    return out
+
+
+def effective_level(p_values: Sequence[float], level: float, how: Adjustment = "bh") -> float:
+    """The per-comparison level the adjusted decisions amount to: a comparison is decided exactly
+    when its raw p value is <= this level, so intervals at 1 - this level agree with the verdicts
+    (for BH these are the false-coverage-rate intervals of Benjamini and Yekutieli)."""
+    p = np.asarray(p_values, dtype=float)
+    m = p.size
+    if m == 0 or how == "none":
+        return level
+    r = int(np.sum(adjust(list(p), how) <= level))
+    if how == "bh":
+        return level * max(r, 1) / m
+    return level / (m - r + 1) if r < m else level
+
+
+def repeats_needed(
+    sigma: float,
+    target: float = DEFAULT_TARGET,
+    *,
+    level: float = DEFAULT_LEVEL,
+    power: float = DEFAULT_POWER,
+    max_n: int = 200,
+) -> int | None:
+    """Runs per config for a Welch t test on log values to decide a real ``target`` difference with
+    probability ``power`` at ``level``, when one run's noise sd is ``sigma``; None beyond ``max_n``."""
+    if sigma <= 0 or target <= 0:
+        raise ValueError(f"repeats_needed: sigma and target must be > 0, got {sigma}, {target}")
+    from scipy import stats as st
+
+    delta = math.log1p(target)
+    for n in range(2, max_n + 1):
+        df = 2 * n - 2
+        se = sigma * math.sqrt(2.0 / n)
+        if float(st.t.ppf(1 - level / 2, df)) + float(st.t.ppf(power, df)) <= delta / se:
+            return n
+    return None
+
+
+def sigma_from_groups(groups: Sequence[Sequence[float]]) -> tuple[float, float] | None:
+    """Pooled run-to-run noise sd (log) and its degrees of freedom from groups of repeats."""
+    ss, df = 0.0, 0
+    for g in groups:
+        x = np.log(np.asarray([v for v in g if v > 0], dtype=float))
+        if x.size >= 2:
+            ss += float(np.sum((x - x.mean()) ** 2))
+            df += x.size - 1
+    if df == 0 or ss <= 0:
+        return None
+    return math.sqrt(ss / df), float(df)
+
+
+def sigma_from_pairs(pairs: Sequence[tuple[float, float]]) -> tuple[float, float] | None:
+    """Run-to-run noise sd (log) from A/A pairs: var(log x - log y) = 2 sigma^2, one df per pair."""
+    d = [math.log(x / y) for x, y in pairs if x > 0 and y > 0]
+    ss = float(np.sum(np.square(d))) if d else 0.0
+    if not d or ss <= 0:
+        return None
+    return math.sqrt(ss / (2 * len(d))), float(len(d))

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scipy import stats as scipy_stats
 
+from specsweep.analysis import recommend
 from specsweep.analysis.recommend import engine_flags
 from specsweep.errors import UsageError
 from specsweep.records import RequestRecord
@@ -123,17 +127,17 @@ def test_baseline_crossover_where_speculation_stops_paying(tmp_path: Path) -> No
     assert 32 <= xs[1].concurrency <= 64
     rec = next(r for r in v.recommendations if r.band == "low")
     assert rec.config == "DSpark(st=3)"
-    assert engine_flags("none", {})["vllm"] == ""
+    assert engine_flags("none", {})["vllm"] is None  # no speculative flags for a config without speculation
 
 
 def test_three_configs_winner_is_leader_vs_runner_up(tmp_path: Path) -> None:
     k4 = ("DSpark(st=4)", "dspark", {"spec_tokens": 4})
-    make_run(tmp_path, "x", [row(*K3, "s", 8, 1000), row(*k4, "s", 8, 1300), row(*K5, "s", 8, 1200)])
+    make_run(tmp_path, "x", [row(*K3, "s", 8, 900), row(*k4, "s", 8, 1300), row(*K5, "s", 8, 1100)])
     v = build_view([tmp_path], "sweep")
     assert [c.short for c in v.configs] == ["st=3", "st=4", "st=5"]
     (w,) = v.winners
     assert w.leader == "DSpark(st=4)" and w.runner_up == "DSpark(st=5)" and w.winner == "DSpark(st=4)"
-    assert w.gain == pytest.approx(1300 / 1200 - 1)
+    assert w.gain == pytest.approx(1300 / 1100 - 1)
     assert len(v.verdicts) == 3
 
 
@@ -195,12 +199,28 @@ def test_lossless_section_and_engine_flags(tmp_path: Path) -> None:
     v = build_view([tmp_path], "compare", lossless=ll)
     md = render(v, "md", "en")
     assert "3 of 4 outputs identical (75.0%)" in md and "token 5" in md
-    f = engine_flags("eagle", {"num_steps": 3, "topk": 1, "draft_tokens": 4})
+    f = engine_flags("eagle", {"num_steps": 3, "topk": 1, "draft_tokens": 4}, engine="sglang")
     assert (
         f["sglang"]
         == "--speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4"
     )
-    assert '"num_speculative_tokens": 3' in (f["vllm"] or "")
+    assert f["vllm"] is None  # only the engine that ran
+    assert '"num_speculative_tokens": 3' in (
+        engine_flags("eagle", {"num_steps": 3}, engine="vllm")["vllm"] or ""
+    )
+
+
+def test_engine_flags_only_for_the_engine_that_ran_and_only_measured_values() -> None:
+    # issue 19 item 9: no invented topk / draft tokens, no flags for a non-speculative config or llama.cpp
+    f = engine_flags("eagle", {"num_steps": 3}, engine="sglang")
+    assert f["sglang"] == "--speculative-algorithm EAGLE --speculative-num-steps 3" and f["vllm"] is None
+    assert engine_flags("none", {}, engine="vllm") == {"vllm": None, "sglang": None, "measured": None}
+    g = engine_flags("ngram", {"spec_tokens": 4}, ["llama-server", "--draft-max", "4"], engine="llamacpp")
+    assert g == {"vllm": None, "sglang": None, "measured": "llama-server --draft-max 4"}
+    assert (
+        recommend.engine_of("vllm-dspark (TP=8)") == "vllm" and recommend.engine_of("llama.cpp") == "llamacpp"
+    )
+    assert recommend.engine_of("something else") is None
 
 
 def test_json_roundtrip(tmp_path: Path) -> None:
@@ -305,7 +325,7 @@ def test_accept_length_column_only_when_measured(tmp_path: Path) -> None:
     assert "| s | 8 | 5 |" in render(v, "md", "en") and "2.70 |" in render(v, "md", "en")
 
 
-def test_two_repeats_are_never_narrower_than_the_floor(tmp_path: Path) -> None:
+def test_two_repeats_use_welch_t_on_logs(tmp_path: Path) -> None:
     rows = [
         row(*K3, "s", 8, 1000, 0),
         row(*K3, "s", 8, 1060, 1),
@@ -315,9 +335,16 @@ def test_two_repeats_are_never_narrower_than_the_floor(tmp_path: Path) -> None:
     make_run(tmp_path, "x", rows)
     v = build_view([tmp_path], "sweep")
     (ver,) = v.verdicts
-    assert ver.basis == "repeats+repeats_floor"
-    assert ver.verdict == "tie"  # -4% with a measured 6% floor
-    assert ver.ci_low <= -0.09 and ver.ci_high >= 0.0
+    assert ver.basis == "repeats" and ver.method == "welch_t" and (ver.n_a, ver.n_b) == (2, 2)
+    # recomputed here: Welch's t on log values, two runs a side (Welch-Satterthwaite df), 95% interval
+    la, lb = np.log([1000, 1060]), np.log([1040, 1100])
+    qa, qb = la.var(ddof=1) / 2, lb.var(ddof=1) / 2
+    df = (qa + qb) ** 2 / (qa**2 + qb**2)
+    d = la.mean() - lb.mean()
+    h = scipy_stats.t.ppf(0.975, df) * math.sqrt(qa + qb)
+    assert ver.verdict == "tie"
+    assert ver.ci_low == pytest.approx(math.expm1(d - h)) and ver.ci_high == pytest.approx(math.expm1(d + h))
+    assert ver.detectable_effect == pytest.approx(math.expm1(h))
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -187,7 +187,10 @@ def test_sweep_markdown_has_every_reference_number(
     col = "Winner (Total tok/s)"
     assert winners[("chat_standard", "64")][col] == tie  # 0.89%: within the noise floor
     assert winners[("stress_standard", "128")][col] == "st=3"
-    assert winners[("chat_short", "1")][col] == "st=5"
+    # 9.2% between two single runs: with the assumed 3% run-to-run noise and Benjamini-Hochberg over the
+    # 18 cells it is not resolvable (issue 14: the old 5% floor called it); 24.4% at c=96 is
+    assert winners[("chat_short", "1")][col] == tie
+    assert winners[("stress_standard", "96")][col] == "st=3"
     # the gap table as concurrency rises (stress_standard) and the findings' headline numbers
     gap = next(rows for head, rows in _tables(md) if head[-1] in ("差距", "Gap") and rows[0][0] == "64")
     assert [r[:3] for r in gap] == [

@@ -12,8 +12,9 @@ import numpy as np
 
 from specsweep import stats
 from specsweep.analysis.data import CellData, Dataset
+from specsweep.analysis.requests import request_cell_ci as request_cell_ci
+from specsweep.analysis.requests import within_log_se
 from specsweep.errors import UsageError, one_of
-from specsweep.records import RequestRecord
 
 
 @dataclass(frozen=True)
@@ -93,10 +94,16 @@ class Entry:
 
 @dataclass(frozen=True)
 class Noise:
+    """The noise floor (largest A/A difference: anomalies, crossovers) and one run's run-to-run noise
+    sd on a log scale (``sigma``, measured with ``sigma_df`` degrees of freedom; inf: assumed) that
+    verdicts between single runs rest on."""
+
     floor: float
     source: Literal["aa", "repeats", "default"]
     n: int
     min_effect: float
+    sigma: float = stats.DEFAULT_RUN_NOISE
+    sigma_df: float = math.inf
 
 
 @dataclass(frozen=True)
@@ -118,6 +125,19 @@ class PairVerdict:
     winner: str | None
     leader: str
     gain: float
+    method: str = ""  # the test: welch_t | z_assumed_noise | t_measured_noise
+    n_a: int = 1  # runs on each side
+    n_b: int = 1
+    level: float = stats.DEFAULT_LEVEL  # the false-winner rate the rule is held to
+    detectable_effect: float = 0.0  # smallest difference this test could have decided here
+    p_value: float = 1.0
+    p_adjusted: float = 1.0  # after the best-of selection factor (compare) and the adjustment
+    adjustment: str = "bh"  # bh | holm | none, over n_compared comparisons
+    n_compared: int = 1
+    noise_sd: float = stats.DEFAULT_RUN_NOISE  # one run's noise sd (log) the test used
+    target_effect: float = stats.DEFAULT_TARGET
+    repeats_needed: int | None = None  # runs per config to decide target_effect (80% power)
+    se_log: float = 0.0  # standard error of log(1 + effect)
 
 
 @dataclass
@@ -285,72 +305,24 @@ def measure_noise(ds: Dataset, min_effect: float = 0.0, metric: str = PRIMARY) -
         if len(vals) >= 2:
             groups.append(vals)
     f = stats.noise_floor_from_pairs(aa_pairs)
-    if f is not None:
-        return Noise(f, "aa", len(aa_pairs), min_effect)
+    sd = stats.sigma_from_pairs(aa_pairs)
+    if f is not None and sd is not None:
+        return Noise(f, "aa", len(aa_pairs), min_effect, *sd)
     f = stats.noise_floor_from_repeats(groups)
-    if f is not None:
-        return Noise(f, "repeats", len(groups), min_effect)
+    sd = stats.sigma_from_groups(groups)
+    if f is not None and sd is not None:
+        return Noise(f, "repeats", len(groups), min_effect, *sd)
     return Noise(stats.DEFAULT_NOISE_FLOOR, "default", 0, min_effect)
 
 
 # ---- verdicts ----------------------------------------------------------------------------------
-def _req_samples(recs: list[RequestRecord], key: str) -> list[float] | None:
-    ok = [r for r in recs if not r.is_warmup and r.ok and r.chunk_ns]
-    if not ok:
-        return None
-    if key in ("total_throughput", "output_throughput"):
-        return [
-            float(
-                r.output_tokens + (r.prompt_tokens_server or r.prompt_len if key == "total_throughput" else 0)
-            )
-            for r in ok
-        ]
-    if "e2e" in key:
-        return [(r.e2e_ns or 0) / 1e6 for r in ok]
-    if "ttft" in key:
-        return [(r.ttft_ns or 0) / 1e6 for r in ok]
-    if "tpot" in key:
-        return [
-            ((r.e2e_ns or 0) - (r.ttft_ns or 0)) / 1e6 / (r.output_tokens - 1)
-            for r in ok
-            if r.output_tokens > 1
-        ]
-    return None
-
-
-def _stat_for(key: str) -> Any:
-    if key.startswith("p") and key[1:3].isdigit():
-        q = float(key[1:3])
-        return lambda x: float(np.percentile(x, q))
-    if key.startswith("median_"):
-        return np.median
-    if key.endswith("_throughput"):
-        return np.sum
-    return np.mean
-
-
-def request_ci(ea: Entry, eb: Entry, m: Metric, seed: int = 0) -> tuple[float, float] | None:
-    """Within-run interval of the effect from per-request records (single run on both sides)."""
-    da, db = ea.data, eb.data
-    if da is None or db is None or len(da.ok) != 1 or len(db.ok) != 1:
-        return None
-    if len(da.records) != 1 or len(db.records) != 1:
-        return None
-    sa, sb = _req_samples(da.records[0], m.key), _req_samples(db.records[0], m.key)
-    if not sa or not sb or len(sa) < 2 or len(sb) < 2:
-        return None
-    st = _stat_for(m.key)
-    if m.higher_is_better:
-        lo, hi = stats.bootstrap_ratio_ci(sa, sb, st, seed=seed, n_resamples=1000)
-        point = st(np.asarray(sa)) / st(np.asarray(sb))
-    else:
-        lo, hi = stats.bootstrap_ratio_ci(sb, sa, st, seed=seed, n_resamples=1000)
-        point = st(np.asarray(sb)) / st(np.asarray(sa))
-    # relative spread around the point estimate, applied to the summary-level effect by the caller
-    return (1 + lo) / point - 1, (1 + hi) / point - 1
-
-
-def compare_pair(t: Table, a: str, b: str, s: str, c: int, m: Metric, noise: Noise) -> PairVerdict | None:
+def pair_test(
+    t: Table, a: str, b: str, s: str, c: int, m: Metric, noise: Noise
+) -> tuple[stats.LogTest, str, float, float] | None:
+    """The test of a vs b in one cell, what it rests on (``basis``) and the two means; None when a
+    side has no usable value. Repeats (>= 2 runs a side): Welch's t on log values. Else (a single run
+    on a side): the log ratio against the measured or assumed run-to-run noise, widened by each run's own
+    sampling error when it kept per-request records."""
     ea, eb = t.entry(a, s, c), t.entry(b, s, c)
     if ea is None or eb is None or not ea.ok or not eb.ok:
         return None
@@ -359,40 +331,81 @@ def compare_pair(t: Table, a: str, b: str, s: str, c: int, m: Metric, noise: Noi
     if not va or not vb or min(va) <= 0 or min(vb) <= 0:
         return None
     ma, mb = float(np.mean(va)), float(np.mean(vb))
-    if len(va) >= 2 and len(vb) >= 2:
-        r = stats.verdict_repeats(va, vb, higher_is_better=m.higher_is_better, min_effect=noise.min_effect)
-        basis = "repeats"
-        if min(len(va), len(vb)) < 3:  # two repeats make a coarse bootstrap: never narrower than the floor
-            fl = stats.floor_interval(r.effect, noise.floor)
-            r = stats.decide(r.effect, (min(r.ci_low, fl[0]), max(r.ci_high, fl[1])), noise.min_effect)
+    hib = m.higher_is_better
+    if min(len(va), len(vb)) >= 2:
+        test, basis = stats.log_test_repeats(va, vb, higher_is_better=hib), "repeats"
+        if test.se == 0:  # identical repeats on both sides: no measured spread to lean on
+            test = stats.log_test_repeats(va, vb, higher_is_better=hib, floor_sigma=noise.sigma)
             basis = f"repeats+{noise.source}_floor"
-    else:
-        e = stats.effect_of(ma, mb, m.higher_is_better)
-        rel = request_ci(ea, eb, m)
-        if rel is not None:
-            ci = stats.widen(((1 + e) * (1 + rel[0]) - 1, (1 + e) * (1 + rel[1]) - 1), noise.floor)
-            basis = f"requests+{noise.source}_floor"
-        else:
-            ci = stats.floor_interval(e, noise.floor)
-            basis = f"{noise.source}_floor"
-        r = stats.decide(e, ci, noise.min_effect)
-    winner = a if r.verdict == "a" else b if r.verdict == "b" else None
-    return PairVerdict(
-        s, c, m.key, a, b, r.verdict, r.effect, r.ci_low, r.ci_high, basis, noise.floor, noise.min_effect,
-        ma, mb, winner, a if r.effect >= 0 else b, r.gain,
-    )  # fmt: skip
+        return test, basis, ma, mb
+    se = (within_run_se(ea.data, m.key), within_run_se(eb.data, m.key))
+    within = (se[0], se[1]) if se[0] is not None and se[1] is not None else None
+    test = stats.log_test_noise(
+        va,
+        vb,
+        higher_is_better=hib,
+        sigma=noise.sigma,
+        sigma_df=noise.sigma_df,
+        within_se=within or (0.0, 0.0),
+    )
+    return test, (f"requests+{noise.source}_floor" if within else f"{noise.source}_floor"), ma, mb
 
 
-def all_verdicts(t: Table, metric: str, noise: Noise) -> VerdictList:
+def within_run_se(d: CellData, key: str) -> float | None:
+    """A single run's own sampling error (log) of ``key`` from its per-request records, if kept."""
+    if len(d.ok) != 1 or len(d.records) != 1:
+        return None
+    return within_log_se(d.records[0], key)
+
+
+def all_verdicts(
+    t: Table,
+    metric: str,
+    noise: Noise,
+    *,
+    level: float = stats.DEFAULT_LEVEL,
+    adjustment: stats.Adjustment = "bh",
+) -> VerdictList:
+    """Every pairwise verdict on ``metric``: a cell is decided when its test's p value survives the
+    multiplicity ``adjustment`` over all these comparisons at ``level``; intervals are drawn at the
+    per-comparison level those decisions amount to, so an interval excludes 0 exactly for a winner."""
+    if not 0 < level < 1:
+        raise UsageError(f"verdict level must be in (0, 1), got {level}")
     m = METRICS[metric]
-    out = []
     labels = t.labels()
+    found = []
     for s, c in t.points:
         for i in range(len(labels)):
             for j in range(i + 1, len(labels)):
-                v = compare_pair(t, labels[i], labels[j], s, c, m, noise)
-                if v is not None:
-                    out.append(v)
+                r = pair_test(t, labels[i], labels[j], s, c, m, noise)
+                if r is not None:
+                    found.append((s, c, labels[i], labels[j], *r))
+    # compare tables pick each method's best config per cell; "the best of A's k_a configs beats the
+    # best of B's k_b" is a union of k_a * k_b config comparisons, paid for with a Bonferroni factor
+    members = {col.label: max(1, len(col.members)) for col in t.columns}
+    factor = [members[f[2]] * members[f[3]] if t.kind == "compare" else 1 for f in found]
+    p = [min(1.0, f[4].p_value * k) for f, k in zip(found, factor, strict=True)]
+    p_adj = stats.adjust(p, adjustment)
+    eff_level = stats.effective_level(p, level, adjustment)
+    target = noise.min_effect if noise.min_effect > 0 else stats.DEFAULT_TARGET
+    out = []
+    for (s, c, a, b, test, basis, ma, mb), pa, k in zip(found, p_adj, factor, strict=True):
+        e = test.effect
+        lo, hi = test.interval(eff_level / k)
+        gain = math.expm1(abs(test.log_effect))
+        v: Literal["a", "b", "tie"] = "tie"
+        if pa <= level and gain >= noise.min_effect and e != 0:
+            v = "a" if e > 0 else "b"
+        out.append(
+            PairVerdict(
+                s, c, metric, a, b, v, e, lo, hi, basis, noise.floor, noise.min_effect, ma, mb,
+                a if v == "a" else b if v == "b" else None, a if e >= 0 else b, gain,
+                method=test.method, n_a=test.n_a, n_b=test.n_b, level=level,
+                detectable_effect=math.expm1(test.half_width(eff_level / k)), p_value=test.p_value,
+                p_adjusted=float(pa), adjustment=adjustment, n_compared=len(found), noise_sd=test.sigma,
+                target_effect=target, repeats_needed=stats.repeats_needed(test.sigma, target, level=level), se_log=test.se,
+            )
+        )  # fmt: skip
     return VerdictList(out)
 
 
@@ -458,33 +471,4 @@ def winners(t: Table, vs: list[PairVerdict], metric: str = PRIMARY) -> list[Winn
         gain = v1 / v2 - 1 if m.higher_is_better else v2 / v1 - 1
         win = v.winner if v is not None else None
         out.append(Winner(s, c, vals, l1, l2, win, gain, v, missing))
-    return out
-
-
-CELL_CI_KEYS = (
-    "total_throughput", "output_throughput", "mean_e2e_latency_ms", "p95_e2e_latency_ms", "p99_e2e_latency_ms",
-    "mean_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p99_tpot_ms",
-)  # fmt: skip
-
-
-def request_cell_ci(
-    recs: list[RequestRecord], row: dict[str, Any], keys: list[str], seed: int = 0
-) -> dict[str, list[float]]:
-    """Within-run intervals of a single run, resampling its requests: throughputs as sum/duration,
-    latencies as their statistic (mean, median or percentile) of the per-request values."""
-    out: dict[str, list[float]] = {}
-    dur = row.get("duration")
-    for k in keys:
-        if k not in CELL_CI_KEYS:
-            continue
-        xs = _req_samples(recs, k)
-        if not xs or len(xs) < 2:
-            continue
-        if k.endswith("_throughput"):
-            if not isinstance(dur, (int, float)) or dur <= 0:
-                continue
-            lo, hi = stats.throughput_ci(xs, float(dur), seed=seed, n_resamples=1000)
-        else:
-            lo, hi = stats.bootstrap_ci(xs, _stat_for(k), seed=seed, n_resamples=1000)
-        out[k] = [lo, hi]
     return out

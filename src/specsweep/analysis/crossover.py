@@ -3,7 +3,8 @@
 Per scenario and pair, the verdicts over the measured levels (trend outliers left out) form a
 sequence of states a / tie / b. Each change between neighbouring levels is a crossover, placed by
 linear interpolation in log-concurrency: where the effect crosses 0 when its sign changes, else
-where it crosses the noise-floor boundary the verdict crossed. The interval is the two bracketing
+where it crosses the boundary the verdict crossed (the smallest difference the two levels' tests
+could decide). The interval is the two bracketing
 levels - the data say nothing finer.
 """
 
@@ -38,7 +39,6 @@ def crossovers(
     labels = [c.label for c in t.columns]
     base = {c.label for c in t.columns if c.is_baseline}
     out = []
-    bound = math.log1p(noise.floor)
     for s in t.scenarios():
         for i in range(len(labels)):
             for j in range(i + 1, len(labels)):
@@ -53,10 +53,11 @@ def crossovers(
                     if v is None:
                         continue
                     e, _lo, _hi, verdict = oriented(v, a)
-                    seq.append((c, math.log1p(e), verdict, v.metric))
-                for (c1, y1, s1, metric), (c2, y2, s2, _m) in itertools.pairwise(seq):
+                    seq.append((c, math.log1p(e), verdict, v.metric, math.log1p(v.detectable_effect)))
+                for (c1, y1, s1, metric, d1), (c2, y2, s2, _m, d2) in itertools.pairwise(seq):
                     if s1 == s2:
                         continue
+                    bound = (d1 + d2) / 2
                     level = 0.0 if (y1 > 0) != (y2 > 0) else bound if y1 > 0 else -bound
                     x = stats.log_interp_crossing(c1, y1, c2, y2, level)
                     kind = "baseline" if b in base else "pair"

@@ -10,7 +10,6 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from specsweep import stats
 from specsweep.analysis.core import (
     METRICS,
     PRIMARY,
@@ -58,39 +57,57 @@ _SGLANG_ALGO = {"eagle": "EAGLE", "eagle3": "EAGLE3", "mtp": "NEXTN", "nextn": "
 _NO_SPEC = {"none", "baseline", "nospec", "no_spec", ""}
 
 
-def engine_flags(method: str, params: dict[str, Any], argv: list[str] | None = None) -> dict[str, str | None]:
-    """vLLM ``--speculative-config`` JSON and SGLang flags for a config (None where the engine has
-    no such method); ``measured`` is the argv the measured server ran with, when known."""
+ENGINES = ("vllm", "sglang", "llamacpp", "sim")
+
+
+def engine_of(backend: str | None) -> str | None:
+    """The engine family a backend string names ("vllm-dspark (TP=8)" -> "vllm"); None if unknown."""
+    b = (backend or "").lower()
+    for key, eng in (("sglang", "sglang"), ("vllm", "vllm"), ("llama", "llamacpp"), ("sim", "sim")):
+        if key in b:
+            return eng
+    return None
+
+
+def engine_flags(
+    method: str, params: dict[str, Any], argv: list[str] | None = None, *, engine: str | None = None
+) -> dict[str, str | None]:
+    """Speculative-decoding flags to deploy a measured config, only for the engine that ran it
+    (``engine``: vllm or sglang; none for llama.cpp, the simulator or an unknown engine, whose
+    measured argv is the recipe) and only with values the config set (nothing filled in by default).
+    A config without speculation gets no flags. ``measured`` is the argv the server ran with."""
     measured = shlex.join(argv) if argv else None
     m = method.lower()
+    out: dict[str, str | None] = {"vllm": None, "sglang": None, "measured": measured}
     if m in _NO_SPEC:
-        return {"vllm": "", "sglang": "", "measured": measured}
+        return out
     k = spec_tokens(method, params)
-    cfg: dict[str, Any] = {"method": m}
-    if params.get("draft_model"):
-        cfg["model"] = params["draft_model"]
-    if k is not None:
-        cfg["num_speculative_tokens"] = k
-    for src, dst in (("prompt_lookup_max", "prompt_lookup_max"), ("prompt_lookup_min", "prompt_lookup_min")):
-        if src in params:
-            cfg[dst] = params[src]
-    vllm = "--speculative-config " + shlex.quote(json.dumps(cfg))
-    sglang = None
+    if engine == "vllm":
+        cfg: dict[str, Any] = {"method": m}
+        if params.get("draft_model"):
+            cfg["model"] = params["draft_model"]
+        if k is not None:
+            cfg["num_speculative_tokens"] = k
+        for key in ("prompt_lookup_max", "prompt_lookup_min"):
+            if key in params:
+                cfg[key] = params[key]
+        out["vllm"] = "--speculative-config " + shlex.quote(json.dumps(cfg))
     algo = _SGLANG_ALGO.get(m)
-    if algo is not None:
-        steps = params.get("num_steps", k)
-        topk = params.get("topk", 1)
-        draft = params.get("draft_tokens", (k + 1) if k is not None else None)
+    if engine == "sglang" and algo is not None:
         parts = [f"--speculative-algorithm {algo}"]
         if params.get("draft_model"):
             parts.append(f"--speculative-draft-model-path {params['draft_model']}")
+        steps = params.get("num_steps", params.get("speculative_num_steps", k))
         if steps is not None:
             parts.append(f"--speculative-num-steps {steps}")
-        parts.append(f"--speculative-eagle-topk {topk}")
-        if draft is not None:
-            parts.append(f"--speculative-num-draft-tokens {draft}")
-        sglang = " ".join(parts)
-    return {"vllm": vllm, "sglang": sglang, "measured": measured}
+        for key, flag in (
+            ("topk", "--speculative-eagle-topk"),
+            ("draft_tokens", "--speculative-num-draft-tokens"),
+        ):
+            if key in params:
+                parts.append(f"{flag} {params[key]}")
+        out["sglang"] = " ".join(parts)
+    return out
 
 
 @dataclass
@@ -143,25 +160,25 @@ def decide_group(
     cands.sort(key=lambda lab: (score[lab], logsum[lab]), reverse=True)
     best, second = cands[0], cands[1]
     wins = losses = ties = 0
-    effects, halfw, basis = [], [], ""
+    effects: list[float] = []
+    ses: list[float] = []
+    bases: list[str] = []
     per_cell = []
     for s, c in points:
         v = find_verdict(vs, s, c, best, second)
         if v is None:
             continue
-        e, lo, hi, verdict = oriented(v, best)
-        basis = v.basis
+        e, _lo, _hi, verdict = oriented(v, best)
+        bases.append(v.basis)
         wins += verdict == "a"
         losses += verdict == "b"
         ties += verdict == "tie"
-        effects.append(e)
-        halfw.append((math.log1p(hi) - math.log1p(lo)) / 2)
+        effects.append(math.log1p(e))
+        ses.append(v.se_log)
         per_cell.append({"scenario": s, "concurrency": c, "effect": e, "verdict": verdict})
     if not effects:
         return None
-    g = stats.geo_mean_effect(effects)
-    hw = (sum(halfw) / len(halfw)) / math.sqrt(len(halfw))
-    lo_g, hi_g = math.expm1(math.log1p(g) - hw), math.expm1(math.log1p(g) + hw)
+    g, lo_g, hi_g = group_gain(effects, ses)
     alternatives = []
     for lab in cands[1:]:
         vv = [find_verdict(vs, s, c, best, lab) for s, c in points]
@@ -169,19 +186,31 @@ def decide_group(
         if vv2 and all(v.verdict == "tie" for v in vv2):
             alternatives.append(lab)
     n = len(effects)
+    measured = all(b == "repeats" for b in bases)  # "high" rests on measured repeats, never on a floor
     config: str | None = best
     if wins == 0:
         config = None
         confidence = "medium" if n >= 2 and losses == 0 else "low"
         alternatives = [best, *alternatives]  # the leader and every config even with it
-    elif wins == n and n >= 2:
+    elif wins == n and n >= 2 and measured:
         confidence = "high"
     elif losses == 0 and wins * 2 >= n:
         confidence = "medium"
     else:
         confidence = "low"
+    basis = max(set(bases), key=bases.count)
     return GroupDecision(wc, band[0], band[1], band[2], points, config, second, alternatives, wins, losses, ties,
                          g, lo_g, hi_g, confidence, basis, per_cell)  # fmt: skip
+
+
+def group_gain(log_effects: list[float], ses: list[float]) -> tuple[float, float, float]:
+    """Geometric-mean gain over cells (the mean of the per-cell log ratios) and its 95% interval from
+    the cells' own standard errors. How much the effect varies between cells is real variation, not
+    doubt about the mean; the per-cell effects show it."""
+    n = len(log_effects)
+    mean = sum(log_effects) / n
+    hw = 1.959964 * math.sqrt(sum(x * x for x in ses)) / n
+    return math.expm1(mean), math.expm1(max(mean - hw, -30.0)), math.expm1(min(mean + hw, 30.0))
 
 
 def group_points(
@@ -329,7 +358,7 @@ def domain_checks(
     if ignore_eos and spec_cols:
         out.append(CheckData("ignore_eos", "info", spec_cols, [], {}))
     if noise.source == "default":
-        out.append(CheckData("single_run", "info", [], [], {"floor": noise.floor}))
+        out.append(CheckData("single_run", "info", [], [], {"floor": noise.floor, "sigma": noise.sigma}))
     return out
 
 

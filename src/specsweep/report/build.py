@@ -14,7 +14,7 @@ from specsweep.analysis import anomalies as an
 from specsweep.analysis import core, crossover, recommend
 from specsweep.analysis.data import Dataset, load
 from specsweep.errors import UsageError, one_of
-from specsweep.report import domains
+from specsweep.report import domains, verdict_notes
 from specsweep.report import view as V
 
 KINDS = ("sweep", "compare")
@@ -453,7 +453,17 @@ def _recommendations(
             lab = _picked_config(t, d.config, d.points)
             meta = t.dataset.configs[lab]
             argv = meta.server_info.get("argv") if isinstance(meta.server_info.get("argv"), list) else None
-            f = recommend.engine_flags(meta.method, meta.params, [str(a) for a in argv] if argv else None)
+            engine = recommend.engine_of(
+                str(
+                    meta.server_info.get("backend")
+                    or meta.server_info.get("launcher")
+                    or meta.server_info.get("kind")
+                    or ""
+                )
+            )
+            f = recommend.engine_flags(
+                meta.method, meta.params, [str(a) for a in argv] if argv else None, engine=engine
+            )
             flags = V.EngineFlags(**f)
         out.append(
             V.Recommendation(
@@ -526,13 +536,7 @@ def _compare_summary(t: core.Table, ws: list[core.Winner]) -> V.CompareSummary:
             ties += 1
     ref = max(labels, key=lambda lab: counts[lab])
     ratios = recommend.latency_ratios(t, ref, core.LATENCY_VERDICT_METRICS)
-    others = [lab for lab in labels if lab != ref]
-    if counts[ref] == n and n > 0:
-        concl = V.Msg(key="compare.all", args={"winner": ref, "others": ", ".join(others), "n": n})
-    elif counts[ref] * 2 > n:
-        concl = V.Msg(key="compare.most", args={"winner": ref, "wins": counts[ref], "n": n, "ties": ties})
-    else:
-        concl = V.Msg(key="compare.none", args={"n": n})
+    concl = verdict_notes.compare_conclusion(labels, counts, n, ties)
     return V.CompareSummary(
         methods=labels, n_cells=n, win_counts=counts, ties=ties,
         ratios=[V.RatioRow(**r.__dict__) for r in ratios], conclusion=concl,
@@ -556,10 +560,9 @@ def _next_steps(
     elif t.kind == "compare" and view_parts["compare"] is not None:
         cs: V.CompareSummary = view_parts["compare"]
         best = max(cs.win_counts, key=lambda k: cs.win_counts[k])
-        if cs.win_counts[best] > 0:
-            steps.append(
-                V.Msg(key="next.default", args={"config": best, "wins": cs.win_counts[best], "n": cs.n_cells})
-            )
+        step = verdict_notes.default_step(cs, recs)
+        if step is not None:
+            steps.append(step)
         for lab in cs.methods:
             if lab == best:
                 continue
@@ -601,7 +604,9 @@ def _next_steps(
                 )
             )
     if noise.source == "default":
-        steps.append(V.Msg(key="next.repeats", args={"floor": noise.floor}))
+        steps.append(
+            V.Msg(key="next.repeats", args={"floor": noise.floor, "detectable": view_parts["detectable"]})
+        )
     if prov.warmup and max(prov.warmup) >= 10:
         steps.append(V.Msg(key="next.warmup", args={"n": max(prov.warmup)}))
     return steps
@@ -743,7 +748,7 @@ def build_view(
     sched = [V.ScheduleEntry(**s.__dict__) for s in recommend.schedule(t, ws, skip)]
     checks = _checks(t, ds, noise, prov, graph_cap)
     compare = _compare_summary(t, ws) if kind == "compare" else None
-    noise_msg = V.Msg(key=f"noise.{noise.source}", args={"floor": noise.floor, "n": noise.n})
+    noise_msg = verdict_notes.noise_msg(noise)
     if kind == "sweep":
         head = t.columns[0]
         mdisp = core.method_display(ds, head.method)
@@ -762,13 +767,16 @@ def build_view(
         "winners": winners,
         "anomalies": anomaly_views,
         "checks": checks,
+        "detectable": verdict_notes.detectable(vs) or 0.0,
     }
     return V.ReportView(
         kind=kind,  # type: ignore[arg-type]
         title=title, provenance=prov, metrics=metrics, core_columns=list(core_cols), config_column=config_column,
         varied_param=t.varied_param, configs=cols, scenarios=t.scenarios(),
         concurrencies=sorted({c for _s, c in t.points}), cells=_cells(t, [*metric_keys, "completed", "failed"]),
-        noise=V.NoiseInfo(floor=noise.floor, source=noise.source, n=noise.n, min_effect=noise.min_effect, detail=noise_msg),
+        noise=V.NoiseInfo(floor=noise.floor, source=noise.source, n=noise.n, min_effect=noise.min_effect, detail=noise_msg,
+                          sigma=noise.sigma, sigma_measured=noise.source != "default",
+                          rule=verdict_notes.rule_msg(vs), ties=verdict_notes.ties_msg(vs)),
         verdicts=[_verdict(v) for v in vs], latency_verdicts=[_verdict(v) for v in lat], winners=winners,
         findings=_band_findings(t, vs, ws, skip, bands), class_best=_class_best(t, vs, skip), gaps=_gaps(t, vs, ws),
         anomalies=anomaly_views, crossovers=cross_views, recommendations=band_recs + recs, schedule=sched, checks=checks,

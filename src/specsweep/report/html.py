@@ -30,6 +30,7 @@ from specsweep.report import i18n, plots
 from specsweep.report.domains_render import domains_html
 from specsweep.report.i18n import fmt_num, fmt_pct, label
 from specsweep.report.i18n_html import hl
+from specsweep.report.verdict_notes import picked_configs, rests_on
 from specsweep.report.view import Cell, Msg, Recommendation, ReportView, Verdict, WinnerRow
 
 
@@ -242,6 +243,10 @@ class _R:
         if v.noise.detail is not None:
             noise += " — " + i18n.text(v.noise.detail, self.lang)
         items.append((self.L("prov.noise"), _e(noise)))
+        if v.noise.rule is not None:
+            items.append((self.L("prov.verdicts"), _e(i18n.text(v.noise.rule, self.lang))))
+        if v.noise.ties is not None:
+            items.append((self.L("prov.ties"), _e(i18n.text(v.noise.ties, self.lang))))
         if p.generated_at:
             items.append((self.L("prov.generated"), _e(p.generated_at)))
         if p.tool_versions:
@@ -365,6 +370,11 @@ class _R:
             basis=vd.basis,
             floor=fmt_pct(vd.noise_floor),
             min_effect=fmt_pct(vd.min_effect),
+            method=label(f"test.{vd.method}", self.lang),
+            n_a=vd.n_a,
+            n_b=vd.n_b,
+            level=fmt_pct(vd.level, 0),
+            detectable=fmt_pct(vd.detectable_effect, 1),
         )
         return text, title
 
@@ -417,6 +427,9 @@ class _R:
         else:
             effect_head = self.H("col.effect")
         headers += [(self.L("col.gain"), True), (effect_head, True)]
+        best_of = picked_configs(v)
+        if best_of:
+            headers.append((self.L("col.picked"), False))
         rows = []
         for w in rows_in:
             text, title = self.verdict_text(w.verdict)
@@ -429,6 +442,8 @@ class _R:
             r += [self.tdnum(m, w.values.get(c.label)) for c in v.configs]
             r.append(self.td(_e(self.pct(w.gain)), sort=w.gain, num=True))
             r.append(self.td(_e(text), sort=w.verdict.effect if w.verdict else "", num=True, title=title))
+            if best_of:
+                r.append(self.td(_e(best_of(w.scenario, w.concurrency))))
             rows.append(r)
         parts = []
         for p in figs:
@@ -648,7 +663,10 @@ class _R:
                         ),
                         self.td(_e(", ".join(self.short(a) for a in r.alternatives))),
                         self.td(_e(gain), sort=r.expected_gain, num=True),
-                        self.td(self.L(f"confidence.{r.confidence}"), title=r.basis),
+                        self.td(
+                            self.L(f"confidence.{r.confidence}") + " (" + self.L(rests_on(r.basis)) + ")",
+                            title=r.basis,
+                        ),
                         self.td(_e(r.n_cells), sort=r.n_cells, num=True),
                         self.td(self.T(r.note)),
                     ]

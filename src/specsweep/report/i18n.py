@@ -36,7 +36,7 @@ _LABELS: dict[str, dict[str, str]] = {
         "col.reason": "Reason",
         "col.recommended": "Recommended",
         "col.note": "Note",
-        "col.expected_gain": "Expected gain",
+        "col.expected_gain": "Expected gain (geometric mean)",
         "col.confidence": "Confidence",
         "col.flags": "Engine flags",
         "col.kind": "Kind",
@@ -81,6 +81,11 @@ _LABELS: dict[str, dict[str, str]] = {
         "band.mid": "Medium concurrency",
         "band.high": "High concurrency",
         "confidence.high": "high",
+        "rests.repeats": "measured repeats",
+        "rests.measured": "single runs, measured noise",
+        "rests.assumed": "single runs, assumed noise",
+        "rests.requests_measured": "per-request data + measured noise",
+        "rests.requests_assumed": "per-request data + assumed noise",
         "confidence.medium": "medium",
         "confidence.low": "low",
         "class.chat": "chat",
@@ -135,6 +140,17 @@ _LABELS: dict[str, dict[str, str]] = {
         "prov.sources": "Source",
         "prov.compared": "Compared",
         "prov.noise": "Noise floor",
+        "prov.verdicts": "Verdicts",
+        "col.picked": "Config used (best of each method)",
+        "prov.ties": "Ties",
+        "noise_basis.measured": "measured",
+        "noise_basis.assumed": "assumed (not measured)",
+        "test.welch_t": "Welch's t test on log values over repeats",
+        "test.t_measured_noise": "t test on log ratios against the run-to-run noise measured in these results",
+        "test.z_assumed_noise": "z test on log ratios against an assumed run-to-run noise (not measured)",
+        "adj.bh": "Benjamini-Hochberg (false-discovery rate)",
+        "adj.holm": "Holm (family-wise error)",
+        "adj.none": "no multiplicity adjustment",
         "prov.generated": "Generated",
         "prov.tool": "Tool",
         "prov.results_of": "{name} results",
@@ -158,7 +174,7 @@ _LABELS: dict[str, dict[str, str]] = {
         "col.reason": "原因",
         "col.recommended": "推荐配置",
         "col.note": "说明",
-        "col.expected_gain": "预期收益",
+        "col.expected_gain": "预期收益（几何平均）",
         "col.confidence": "置信度",
         "col.flags": "引擎参数",
         "col.kind": "类型",
@@ -175,6 +191,11 @@ _LABELS: dict[str, dict[str, str]] = {
         "band.mid": "中并发",
         "band.high": "高并发",
         "confidence.high": "高",
+        "rests.repeats": "实测重复运行",
+        "rests.measured": "单次运行，实测噪声",
+        "rests.assumed": "单次运行，假设噪声",
+        "rests.requests_measured": "逐请求数据 + 实测噪声",
+        "rests.requests_assumed": "逐请求数据 + 假设噪声",
         "confidence.medium": "中",
         "confidence.low": "低",
         "class.chat": "对话",
@@ -227,6 +248,17 @@ _LABELS: dict[str, dict[str, str]] = {
         "prov.sources": "来源",
         "prov.compared": "对比参数",
         "prov.noise": "噪声阈值",
+        "prov.verdicts": "判定方法",
+        "col.picked": "所用配置（各方法的最优配置）",
+        "prov.ties": "持平",
+        "noise_basis.measured": "实测",
+        "noise_basis.assumed": "假设（未实测）",
+        "test.welch_t": "基于重复运行的对数值 Welch t 检验",
+        "test.t_measured_noise": "对数比值 t 检验，运行间噪声取自本结果中的实测值",
+        "test.z_assumed_noise": "对数比值 z 检验，运行间噪声为假设值（未实测）",
+        "adj.bh": "Benjamini-Hochberg（错误发现率）",
+        "adj.holm": "Holm（族错误率）",
+        "adj.none": "未做多重比较校正",
         "prov.generated": "生成时间",
         "prov.tool": "工具",
         "prov.results_of": "{name} 结果",
@@ -324,18 +356,43 @@ _t("title.compare", "{methods}: speculative decoding comparison report", "{metho
 
 _t(
     "noise.default",
-    "single runs: verdicts use the default noise floor of {floor:.0%}; a smaller difference is a tie",
-    "单次运行：按默认噪声阈值 {floor:.0%} 判定，差异小于该值记为持平",
+    "single runs, nothing measured: verdicts assume a run-to-run noise of {sigma:.0%} per run (not measured); "
+    "anomalies use a {floor:.0%} floor",
+    "单次运行且无实测噪声：判定假设每次运行的运行间噪声为 {sigma:.0%}（未实测）；异常检测使用 {floor:.0%} 阈值",
 )
 _t(
     "noise.aa",
-    "{floor:.1%}, measured from {n} A/A pairs (the same config and cell in two runs)",
-    "{floor:.1%}，由 {n} 组 A/A 对（同一配置、同一测试点的两次运行）测得",
+    "{floor:.1%}, measured from {n} A/A pairs (the same config and cell in two runs); run-to-run noise "
+    "{sigma:.1%} per run",
+    "{floor:.1%}，由 {n} 组 A/A 对（同一配置、同一测试点的两次运行）测得；每次运行的运行间噪声 {sigma:.1%}",
 )
 _t(
     "noise.repeats",
-    "{floor:.1%}, measured from the repeats of {n} cells; verdicts use bootstrap intervals over repeats",
-    "{floor:.1%}，由 {n} 个测试点的重复运行测得；判定使用重复运行的 bootstrap 置信区间",
+    "{floor:.1%}, measured from the repeats of {n} cells; run-to-run noise {sigma:.1%} per run",
+    "{floor:.1%}，由 {n} 个测试点的重复运行测得；每次运行的运行间噪声 {sigma:.1%}",
+)
+_t(
+    "verdict.rule",
+    "{test_label}; false-winner level {level:.0%}; {adj_label} over {m} comparisons; a winner's interval "
+    "excludes 0 at that adjusted level (runs per config: {runs})",
+    "{test_label}；误判胜者率上限 {level:.0%}；对 {m} 个比较做 {adj_label} 校正；胜者的置信区间在校正后的水平下"
+    "不含 0（每个配置的运行次数：{runs}）",
+)
+_t(
+    "verdict.ties",
+    "{ties} of {m} comparisons are ties: differences under ~{detectable:.0%} are not resolvable with {runs} "
+    "run(s) per config; resolving {target:.0%} takes about {need} runs per config at the {basis_label} noise "
+    "({sigma:.1%} per run)",
+    "{m} 个比较中 {ties} 个持平：每个配置 {runs} 次运行时，约 {detectable:.0%} 以下的差异无法分辨；按{basis_label}噪声"
+    "（每次运行 {sigma:.1%}），要分辨 {target:.0%} 的差异，每个配置约需运行 {need} 次",
+)
+_t(
+    "verdict.ties_beyond",
+    "{ties} of {m} comparisons are ties: differences under ~{detectable:.0%} are not resolvable with {runs} "
+    "run(s) per config; resolving {target:.0%} at the {basis_label} noise ({sigma:.1%} per run) takes more than "
+    "{need} runs per config",
+    "{m} 个比较中 {ties} 个持平：每个配置 {runs} 次运行时，约 {detectable:.0%} 以下的差异无法分辨；按{basis_label}噪声"
+    "（每次运行 {sigma:.1%}），要分辨 {target:.0%} 的差异，每个配置需运行超过 {need} 次",
 )
 _t(
     "noise.min_effect",
@@ -346,25 +403,26 @@ _t(
 _t(
     "band.winner",
     "**{band_label} (c={levels})**: `{config}` wins {wins} of {n} cells against `{other}` ({ties} ties, "
-    "{losses} losses), {gain:+.1%} on average; the largest gap is {max_leader} +{max_gain:.1%} at "
+    "{losses} losses), {gain:+.1%} (geometric mean over cells); the largest gap is {max_leader} +{max_gain:.1%} at "
     "{max_scenario} c={max_c}.",
     "**{band_label}（c={levels}）**：`{config}` 对 `{other}` 在 {n} 个点中胜出 {wins} 个（持平 {ties}，"
-    "落后 {losses}），平均 {gain:+.1%}；最大差距为 {max_scenario} c={max_c} 时 {max_leader} 高 {max_gain:.1%}。",
+    "落后 {losses}），几何平均 {gain:+.1%}；最大差距为 {max_scenario} c={max_c} 时 {max_leader} 高 {max_gain:.1%}。",
 )
 _t(
     "band.winner_p99",
     "**{band_label} (c={levels})**: `{config}` wins {wins} of {n} cells against `{other}` ({ties} ties, "
-    "{losses} losses), throughput {gain:+.1%} and P99 E2E {p99:+.1%} (negative: faster) on average; the largest gap is "
+    "{losses} losses), throughput {gain:+.1%} (geometric mean over cells) and P99 E2E {p99:+.1%} (negative: faster) "
+    "on average; the largest gap is "
     "{max_leader} +{max_gain:.1%} at {max_scenario} c={max_c}.",
     "**{band_label}（c={levels}）**：`{config}` 对 `{other}` 在 {n} 个点中胜出 {wins} 个（持平 {ties}，"
-    "落后 {losses}），吞吐平均 {gain:+.1%}，P99 E2E 平均 {p99:+.1%}（负值表示更快）；最大差距为 {max_scenario} c={max_c} 时 "
+    "落后 {losses}），吞吐几何平均 {gain:+.1%}，P99 E2E 平均 {p99:+.1%}（负值表示更快）；最大差距为 {max_scenario} c={max_c} 时 "
     "{max_leader} 高 {max_gain:.1%}。",
 )
 _t(
     "band.tie",
-    "**{band_label} (c={levels})**: the configs are even - {ties} of {n} cells differ by less than the "
-    "noise floor; the largest gap is {max_leader} +{max_gain:.1%} at {max_scenario} c={max_c}.",
-    "**{band_label}（c={levels}）**：两者基本持平，{n} 个点中 {ties} 个差异在噪声阈值以内；"
+    "**{band_label} (c={levels})**: the configs are even - {ties} of {n} cells are ties (no difference "
+    "these runs can resolve); the largest gap is {max_leader} +{max_gain:.1%} at {max_scenario} c={max_c}.",
+    "**{band_label}（c={levels}）**：两者基本持平，{n} 个点中 {ties} 个持平（本次数据无法分辨差异）；"
     "最大差距为 {max_scenario} c={max_c} 时 {max_leader} 高 {max_gain:.1%}。",
 )
 _t(
@@ -378,25 +436,25 @@ _t(
 
 _t(
     "class.reason",
-    "wins {wins} of {n} cells ({scenarios}); throughput {gain:+.1%} vs `{other}` on average, mean TPOT "
+    "wins {wins} of {n} cells ({scenarios}); throughput {gain:+.1%} vs `{other}` (geometric mean), mean TPOT "
     "{tpot:+.1%}, mean TTFT {ttft:+.1%}",
-    "{n} 个点中胜出 {wins} 个（{scenarios}）；相对 `{other}` 吞吐平均 {gain:+.1%}，Mean TPOT {tpot:+.1%}，"
+    "{n} 个点中胜出 {wins} 个（{scenarios}）；相对 `{other}` 吞吐几何平均 {gain:+.1%}，Mean TPOT {tpot:+.1%}，"
     "Mean TTFT {ttft:+.1%}",
 )
 _t(
     "class.reason_accept",
-    "wins {wins} of {n} cells ({scenarios}); throughput {gain:+.1%} vs `{other}` on average; acceptance "
+    "wins {wins} of {n} cells ({scenarios}); throughput {gain:+.1%} vs `{other}` (geometric mean); acceptance "
     "length {accept_a:.2f} vs {accept_b:.2f}",
-    "{n} 个点中胜出 {wins} 个（{scenarios}）；相对 `{other}` 吞吐平均 {gain:+.1%}；接受长度 {accept_a:.2f} 对 "
+    "{n} 个点中胜出 {wins} 个（{scenarios}）；相对 `{other}` 吞吐几何平均 {gain:+.1%}；接受长度 {accept_a:.2f} 对 "
     "{accept_b:.2f}",
 )
 _t(
     "class.reason_tie",
-    "no clear winner: {ties} of {n} cells within the noise floor, {wins} won, {losses} lost ({scenarios})",
-    "无明显胜者：{n} 个点中 {ties} 个在噪声阈值内，胜 {wins}、负 {losses}（{scenarios}）",
+    "no clear winner: {ties} of {n} cells are ties (not resolvable), {wins} won, {losses} lost ({scenarios})",
+    "无明显胜者：{n} 个点中 {ties} 个持平（无法分辨），胜 {wins}、负 {losses}（{scenarios}）",
 )
 
-_t("gap.tie", "even (within the noise floor, {gain:.1%})", "基本持平（{gain:.1%}，在噪声阈值内）")
+_t("gap.tie", "even (not resolvable, {gain:.1%})", "基本持平（{gain:.1%}，无法分辨）")
 _t("gap.lead", "{leader} +{gain:.1%}", "{leader} 高 {gain:.1%}")
 _t("gap.missing", "not measured", "未测")
 _t(
@@ -469,8 +527,8 @@ _t(
 )
 _t(
     "rec.any",
-    "differences are small: {ties} of {n} cells within the noise floor",
-    "差异很小：{n} 个点中 {ties} 个在噪声阈值内",
+    "no difference resolvable: {ties} of {n} cells are ties",
+    "无可分辨的差异：{n} 个点中 {ties} 个持平",
 )
 _t(
     "rec.mixed",
@@ -480,7 +538,7 @@ _t(
 
 _t("compare.cells", "Cells compared: {n}", "对比点数：{n}")
 _t("compare.wins", "{method} wins: {n}", "{method} 胜出：{n} 个")
-_t("compare.ties", "Ties (within the noise floor): {n}", "持平（噪声阈值内）：{n} 个")
+_t("compare.ties", "Ties (not resolvable from these runs): {n}", "持平（本次数据无法分辨）：{n} 个")
 _t(
     "compare.all",
     "**Conclusion: under the same load, {winner} has higher total throughput than {others} in all {n} cells.**",
@@ -493,8 +551,26 @@ _t(
 )
 _t(
     "compare.none",
-    "**Conclusion: no method is ahead beyond the noise floor in most cells.**",
-    "**结论：多数对比点的差异在噪声阈值以内，没有明显更优的方法。**",
+    "**Conclusion: no cell shows a difference these runs can resolve; see the tie note above for what it "
+    "would take.**",
+    "**结论：没有任何对比点的差异能被本次数据分辨；所需运行次数见上方关于持平的说明。**",
+)
+_t(
+    "compare.split",
+    "**Conclusion: no method is ahead everywhere: wins per method {wins} of {n} cells ({ties} ties) - the "
+    "better method depends on the workload and concurrency (see the recommendations).**",
+    "**结论：没有处处领先的方法：{n} 个对比点中各方法胜出 {wins}（持平 {ties}）——更优的方法取决于负载与并发"
+    "（见推荐）。**",
+)
+_t(
+    "compare.no_cells",
+    "**Conclusion: nothing to compare - {methods} share no (scenario, concurrency) cell. Their results "
+    "were recorded under different scenario names (imported files name the scenario after their tag): "
+    "re-import them with the same `--scenario NAME` (`specsweep import ... --scenario chat`) so the same "
+    "workload lands in the same cell.**",
+    "**结论：无可对比——{methods} 没有共同的（场景，并发）测试点。它们的结果记录在不同的场景名下（导入的文件以其 "
+    "tag 作为场景名）：请用相同的 `--scenario NAME` 重新导入（`specsweep import ... --scenario chat`），使同一负载"
+    "落在同一测试点。**",
 )
 _t(
     "ratio.line",
@@ -540,8 +616,10 @@ _t(
 )
 _t(
     "check.single_run",
-    "Every cell was measured once: verdicts use the default {floor:.0%} noise floor, not measured intervals.",
-    "每个测试点只运行了一次：判定使用默认 {floor:.0%} 噪声阈值，而非实测置信区间。",
+    "Every cell was measured once: verdicts rest on an assumed run-to-run noise of {sigma:.0%} per run, not "
+    "on measured intervals; no recommendation from them is rated high confidence.",
+    "每个测试点只运行了一次：判定基于假设的每次运行 {sigma:.0%} 运行间噪声，而非实测置信区间；据此得出的推荐"
+    "不会被评为高置信度。",
 )
 _t(
     "check.simulated",
@@ -574,8 +652,9 @@ _t(
 )
 _t(
     "next.repeats",
-    "Run every cell 3 or more times: single runs cannot separate differences under {floor:.0%}.",
-    "每个测试点至少运行 3 次：单次运行无法区分小于 {floor:.0%} 的差异。",
+    "Run every cell 3 or more times (repeats: 3): single runs rest on an assumed noise, and cannot "
+    "separate differences under ~{detectable:.0%}.",
+    "每个测试点至少运行 3 次（repeats: 3）：单次运行依赖假设噪声，无法区分约 {detectable:.0%} 以下的差异。",
 )
 _t(
     "next.lossless",

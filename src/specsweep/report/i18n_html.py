@@ -68,7 +68,8 @@ _EN: dict[str, str] = {
         "the report's data is embedded as JSON (script#specsweep-view)."
     ),
     "ci_title": "interval {low} – {high} ({basis})",
-    "effect_title": "{a} vs {b}; basis: {basis}; noise floor {floor}; minimum effect {min_effect}",
+    "effect_title": "{a} vs {b}; {method}, runs {n_a} vs {n_b}, level {level}; basis: {basis}; differences under "
+    "~{detectable} not resolvable; minimum effect {min_effect}",
     "noise": "{floor} (source: {source}, n={n})",
     "yes": "yes",
     "no": "no",
@@ -128,7 +129,8 @@ _ZH: dict[str, str] = {
         "报告数据以 JSON 内嵌（script#specsweep-view）。"
     ),
     "ci_title": "区间 {low} – {high}（{basis}）",
-    "effect_title": "{a} vs {b}；依据：{basis}；噪声阈值 {floor}；最小效应 {min_effect}",
+    "effect_title": "{a} vs {b}；{method}，运行次数 {n_a} vs {n_b}，水平 {level}；依据：{basis}；约 {detectable} "
+    "以下的差异无法分辨；最小效应 {min_effect}",
     "noise": "{floor}（来源：{source}，n={n}）",
     "yes": "是",
     "no": "否",

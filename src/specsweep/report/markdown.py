@@ -7,6 +7,7 @@ from typing import Any
 from specsweep.report import i18n
 from specsweep.report.domains_render import domains_markdown
 from specsweep.report.i18n import fmt_num, fmt_pct, label, text
+from specsweep.report.verdict_notes import picked_configs, rests_on
 from specsweep.report.view import Cell, EngineFlags, Msg, ReportView, Verdict
 
 
@@ -120,6 +121,10 @@ def _provenance_common(view: ReportView, lang: str, sep: str) -> list[str]:
                 lang,
             )
         out.append(f"- {L('prov.noise')}{sep}{line}")
+    if view.noise.rule is not None:
+        out.append(f"- {L('prov.verdicts')}{sep}{text(view.noise.rule, lang)}")
+    if view.noise.ties is not None:
+        out.append(f"- {L('prov.ties')}{sep}{text(view.noise.ties, lang)}")
     return out
 
 
@@ -151,21 +156,23 @@ def winner_table(view: ReportView, lang: str) -> list[str]:
     )
     head += [label("col.value_of", lang, config=c.short, metric=metric) for c in view.configs]
     head.append(label("col.gain", lang))
+    best_of = picked_configs(view)
+    if best_of:
+        head.append(label("col.picked", lang))
     rows = []
     for w in view.winners:
         vals = [
             _winner_value(view, w.scenario, w.concurrency, c.label, w.values.get(c.label), lang)
             for c in view.configs
         ]
-        rows.append(
-            [
-                w.scenario,
-                str(w.concurrency),
-                _winner_name(view, w.verdict, w.winner, lang, w.scenario, w.concurrency),
-                *vals,
-                fmt_pct(w.gain, 2, lang),
-            ]
-        )
+        row = [
+            w.scenario,
+            str(w.concurrency),
+            _winner_name(view, w.verdict, w.winner, lang, w.scenario, w.concurrency),
+            *vals,
+            fmt_pct(w.gain, 2, lang),
+        ]
+        rows.append(row + ([best_of(w.scenario, w.concurrency)] if best_of else []))
     return _table(head, rows)
 
 
@@ -203,7 +210,8 @@ def recommendation_table(view: ReportView, lang: str) -> list[str]:
         else:
             rec = f"**{_short(view, r.config)}**"
             gain = f"{fmt_pct(r.expected_gain, 1, lang)} [{fmt_pct(r.ci_low, 1, lang)}, {fmt_pct(r.ci_high, 1, lang)}]"
-        rows.append([wl, rec, gain, label(f"confidence.{r.confidence}", lang), text(r.note, lang)])
+        conf = f"{label(f'confidence.{r.confidence}', lang)} ({label(rests_on(r.basis), lang)})"
+        rows.append([wl, rec, gain, conf, text(r.note, lang)])
     return _table(head, rows, left=len(head))
 
 
@@ -369,8 +377,14 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
         out.append("")
     flags: dict[str, EngineFlags] = {}
     for rec in view.recommendations:
-        if rec.config and rec.flags is not None and rec.config not in flags:
-            flags[rec.config] = rec.flags
+        ef = rec.flags
+        if (
+            rec.config
+            and ef is not None
+            and (ef.vllm or ef.sglang or ef.measured)
+            and rec.config not in flags
+        ):
+            flags[rec.config] = ef
     if flags:
         out += [f"### {L('sec.flags')}", ""]
         for cfg, f in flags.items():

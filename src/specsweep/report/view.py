@@ -157,6 +157,20 @@ class Verdict(_Frozen):
     winner: str | None  # label of the winner; None for a tie
     leader: str  # label with the better number, even in a tie
     gain: float  # leader/other - 1 (for lower-is-better: other/leader - 1)
+    # the rule (docs/statistics.md): a t test on log values, p values adjusted over the grid
+    method: str = ""  # "welch_t" (repeats) | "z_assumed_noise" | "t_measured_noise" (single runs)
+    n_a: int = 1  # runs behind each side
+    n_b: int = 1
+    level: float = 0.05  # false-winner rate the rule is held to
+    detectable_effect: float = 0.0  # smallest difference this comparison could have decided
+    p_value: float = 1.0
+    p_adjusted: float = 1.0
+    adjustment: str = "bh"  # "bh" (Benjamini-Hochberg) | "holm" | "none", over n_compared comparisons
+    n_compared: int = 1
+    noise_sd: float = 0.0  # one run's run-to-run noise sd (log scale) the test used
+    target_effect: float = 0.05  # the planning aid's target difference
+    repeats_needed: int | None = None  # runs per config to decide target_effect with 80% power
+    se_log: float = 0.0  # standard error of log(1 + effect)
 
 
 class WinnerRow(_Frozen):
@@ -180,6 +194,10 @@ class NoiseInfo(_Frozen):
     n: int = 0  # number of A/A pairs or repeat groups it was measured from
     min_effect: float = 0.0
     detail: Msg | None = None
+    sigma: float = 0.03  # one run's run-to-run noise sd (log) single-run verdicts rest on
+    sigma_measured: bool = False  # False: assumed, not measured
+    rule: Msg | None = None  # how verdicts were decided: test, level, multiplicity adjustment, runs
+    ties: Msg | None = None  # for ties: the detectable difference and the runs a target would take
 
 
 class Finding(_Frozen):

@@ -1,0 +1,109 @@
+"""What the report says about its verdicts as a whole: the rule that decided them (test, level,
+multiplicity adjustment, runs per config) and, for the ties, how large a difference the data could
+have resolved and how many runs per config a target difference would take."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from statistics import median
+from typing import Any
+
+from specsweep import stats
+from specsweep.analysis.core import Noise, PairVerdict
+from specsweep.report.view import CompareSummary, Msg, Recommendation, ReportView
+
+
+def _runs(vs: Sequence[PairVerdict]) -> str:
+    ns = sorted({n for v in vs for n in (v.n_a, v.n_b)})
+    return str(ns[0]) if len(ns) == 1 else f"{ns[0]}-{ns[-1]}"
+
+
+def rule_msg(vs: Sequence[PairVerdict]) -> Msg | None:
+    """The test (the most common one), level, adjustment and family size of these verdicts."""
+    if not vs:
+        return None
+    method = Counter(v.method for v in vs).most_common(1)[0][0]
+    return Msg(
+        key="verdict.rule",
+        args={"test": f"test.{method}", "level": vs[0].level, "adj": f"adj.{vs[0].adjustment}",
+              "m": vs[0].n_compared, "runs": _runs(vs)},
+    )  # fmt: skip
+
+
+def detectable(vs: Sequence[PairVerdict]) -> float | None:
+    """Median smallest resolvable difference over the ties (over all verdicts when none is a tie)."""
+    ties = [v.detectable_effect for v in vs if v.verdict == "tie"] or [v.detectable_effect for v in vs]
+    return float(median(ties)) if ties else None
+
+
+def ties_msg(vs: Sequence[PairVerdict]) -> Msg | None:
+    """For the ties: the detectable difference and the planning aid (runs per config for the target)."""
+    ties = [v for v in vs if v.verdict == "tie"]
+    det = detectable(vs)
+    if not ties or det is None:
+        return None
+    sigma = float(median(v.noise_sd for v in ties))
+    target = ties[0].target_effect
+    need = stats.repeats_needed(sigma, target, level=ties[0].level)
+    args: dict[str, Any] = {"ties": len(ties), "m": len(vs), "detectable": det, "runs": _runs(ties), "target": target,
+            "sigma": sigma, "need": need if need is not None else 200,
+            "basis": "noise_basis.assumed" if all(v.method == "z_assumed_noise" for v in ties) else "noise_basis.measured"}  # fmt: skip
+    return Msg(key="verdict.ties" if need is not None else "verdict.ties_beyond", args=args)
+
+
+def noise_msg(noise: Noise) -> Msg:
+    return Msg(key=f"noise.{noise.source}", args={"floor": noise.floor, "n": noise.n, "sigma": noise.sigma})
+
+
+def picked_configs(view: ReportView) -> Callable[[str, int], str] | None:
+    """Compare reports: for a cell, the config each best-of method ran with there ("DSpark(st=3)");
+    None when no method has more than one config (nothing was picked)."""
+    multi = [c for c in view.configs if len(c.members) > 1]
+    if view.kind != "compare" or not multi:
+        return None
+
+    def cell_text(s: str, c: int) -> str:
+        picks = [view.cell(s, c, col.label) for col in multi]
+        return ", ".join(p.picked for p in picks if p is not None and p.picked) or "-"
+
+    return cell_text
+
+
+def compare_conclusion(labels: list[str], wins: dict[str, int], n: int, ties: int) -> Msg:
+    """The compare report's conclusion, read from the per-cell verdicts (the win counts) and nothing
+    else: no comparable cell; one method wins every cell; one wins most; the methods split the
+    decided cells; or no cell has a resolvable difference."""
+    if n == 0:
+        return Msg(key="compare.no_cells", args={"methods": ", ".join(labels)})
+    ranked = sorted(labels, key=lambda lab: -wins[lab])
+    ref = ranked[0]
+    others = ", ".join(lab for lab in labels if lab != ref)
+    if wins[ref] == n:
+        return Msg(key="compare.all", args={"winner": ref, "others": others, "n": n})
+    if wins[ref] * 2 > n and sum(wins.values()) == wins[ref]:
+        return Msg(key="compare.most", args={"winner": ref, "wins": wins[ref], "n": n, "ties": ties})
+    if sum(wins.values()) == 0:
+        return Msg(key="compare.none", args={"n": n})
+    split = "; ".join(f"{lab} {wins[lab]}" for lab in ranked if wins[lab])
+    return Msg(key="compare.split", args={"wins": split, "n": n, "ties": ties})
+
+
+def default_step(cs: CompareSummary, bands: Sequence[Recommendation]) -> Msg | None:
+    """ "Serve X by default" only when the verdicts say so everywhere the recommendation table does:
+    X has wins, no other method has any, and no concurrency band recommends another method."""
+    best = max(cs.methods, key=lambda k: cs.win_counts.get(k, 0))
+    others = [m for m in cs.methods if m != best and cs.win_counts.get(m, 0) > 0]
+    named = {r.config for r in bands if r.config is not None}
+    if cs.win_counts.get(best, 0) == 0 or others or named - {best}:
+        return None
+    return Msg(key="next.default", args={"config": best, "wins": cs.win_counts[best], "n": cs.n_cells})
+
+
+def rests_on(basis: str) -> str:
+    """The label key of what a verdict or recommendation rests on, from its basis ("repeats",
+    "requests+default_floor", "aa_floor", ...)."""
+    if basis == "repeats":
+        return "rests.repeats"
+    kind = "assumed" if "default" in basis else "measured"
+    return f"rests.requests_{kind}" if basis.startswith("requests") else f"rests.{kind}"
