@@ -74,24 +74,30 @@ class _StrictLoader(yaml.SafeLoader):
 
 def _expanded_size(root: Node) -> int:
     """Nodes in the document once every alias is expanded (shared nodes counted at each use).
-    Linear in the composed graph: each node's size is computed once."""
+    Linear in the composed graph: each node's size is computed once. A recursive alias
+    (``a: &a [*a]``) would expand forever: a YAMLError."""
     memo: dict[int, int] = {}
-    # iterative post-order, so a deep (but bounded) tree needs no recursion
+    busy: set[int] = set()  # nodes whose children are being sized (an iterative DFS's path)
     stack: list[tuple[Node, bool]] = [(root, False)]
     while stack:
         node, done = stack.pop()
-        if id(node) in memo:
-            continue
         kids: list[Node] = []
         if isinstance(node, SequenceNode):
             kids = list(node.value)
         elif isinstance(node, MappingNode):
             kids = [n for pair in node.value for n in pair]
         if done:
+            busy.discard(id(node))
             memo[id(node)] = min(1 + sum(memo[id(k)] for k in kids), MAX_NODES + 1)
-        else:
-            stack.append((node, True))
-            stack.extend((k, False) for k in kids if id(k) not in memo)
+            continue
+        if id(node) in memo:
+            continue
+        if id(node) in busy:
+            mark = node.start_mark
+            raise yaml.YAMLError(f"a recursive alias (line {mark.line + 1}): it would expand forever")
+        busy.add(id(node))
+        stack.append((node, True))
+        stack.extend((k, False) for k in kids if id(k) not in memo)
     return memo[id(root)]
 
 

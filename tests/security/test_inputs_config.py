@@ -118,6 +118,12 @@ def test_alias_bomb_is_refused_quickly(tmp_path: Path) -> None:
     assert time.monotonic() - t0 < 5  # was 90 s+ and 1.8 GB
 
 
+@pytest.mark.timeout(30)
+def test_recursive_alias_is_a_clear_error(tmp_path: Path) -> None:
+    msg = err_of("name: r\ndescription: &d [1, *d]\n", tmp_path)
+    assert "a recursive alias (line 2)" in msg
+
+
 @pytest.mark.parametrize("kind", ["list", "map"])
 def test_deep_nesting_is_a_clear_error(kind: str, tmp_path: Path) -> None:
     n = 100_000
