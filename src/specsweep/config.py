@@ -20,14 +20,15 @@ import hashlib
 import itertools
 import os
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from specsweep import config_checks as checks
 from specsweep.errors import ConfigError, one_of
 from specsweep.workload.datasets.ref import DatasetRef
 from specsweep.workload.scenarios import BUILTIN, Scenario, default_num_prompts, parse_scenarios, with_dataset
@@ -194,13 +195,13 @@ class ClientOptions(_Model):
     backend: str | None = None  # dialect; None: the server kind's default (DEFAULT_BACKEND)
     tokenizer: str | None = None
     warmup_requests: int = Field(default=1, ge=0)
-    warmup_sleep_s: float = Field(default=1.0, ge=0)  # pause after warmup (sglang sleeps 1 s)
-    seed: int = 1
-    request_rate: float | None = Field(default=None, gt=0)  # req/s open loop; None: closed loop
-    burstiness: float = Field(default=1.0, gt=0)
-    goodput: dict[Literal["ttft", "tpot", "e2el"], float] = Field(default_factory=dict)  # SLOs, ms
-    request_timeout_s: float = Field(default=600.0, gt=0)
-    temperature: float = Field(default=0.0, ge=0)
+    warmup_sleep_s: checks.Finite = Field(default=1.0, ge=0)  # pause after warmup (sglang sleeps 1 s)
+    seed: checks.Seed = 1
+    request_rate: checks.Finite | None = Field(default=None, gt=0)  # req/s open loop; None: closed loop
+    burstiness: checks.Finite = Field(default=1.0, gt=0)
+    goodput: dict[Literal["ttft", "tpot", "e2el"], checks.PositiveMs] = Field(default_factory=dict)  # SLOs
+    request_timeout_s: checks.Finite = Field(default=600.0, gt=0)
+    temperature: checks.Finite = Field(default=0.0, ge=0)
     ignore_eos: bool = True
     extra_request_body: dict[str, Any] = Field(default_factory=dict)
     keep_text: bool = False
@@ -226,9 +227,9 @@ def _check_backend(v: str | None) -> str | None:
 
 
 class Timeouts(_Model):
-    ready_s: float = Field(default=900.0, gt=0)  # launch -> ready (model loading can take minutes)
-    cell_s: float | None = Field(default=None, gt=0)  # one cell's benchmark, warmup included
-    stop_s: float = Field(default=30.0, gt=0)  # SIGTERM -> SIGKILL grace
+    ready_s: checks.Finite = Field(default=900.0, gt=0)  # launch -> ready (model loading can take minutes)
+    cell_s: checks.Finite | None = Field(default=None, gt=0)  # one cell's benchmark, warmup included
+    stop_s: checks.Finite = Field(default=30.0, gt=0)  # SIGTERM -> SIGKILL grace
 
 
 class ServerSpec(_Model):
@@ -254,15 +255,15 @@ class ServerSpec(_Model):
     kv_cache_dtype: str | None = None
     speculative_config: dict[str, Any] | None = None  # vllm: extra keys of --speculative-config
     profile: str | None = None  # sim
-    time_scale: float | None = Field(default=None, gt=0)  # sim
-    argv: list[str] | None = None  # command: the whole argv template
-    url: str | None = None  # url: base URL of a running server
-    args: list[str] = Field(default_factory=list)  # extra arguments appended (templates)
-    env: dict[str, str] = Field(default_factory=dict)
+    time_scale: checks.Finite | None = Field(default=None, gt=0)  # sim
+    argv: list[checks.ArgStr] | None = None  # command: the whole argv template
+    url: checks.HttpUrl | None = None  # url: base URL of a running server
+    args: list[checks.ArgStr] = Field(default_factory=list)  # extra arguments appended (templates)
+    env: dict[checks.EnvName, checks.ArgStr] = Field(default_factory=dict)
     backend: str | None = None  # client dialect for this server (overrides client.backend)
     health_path: str = "/health"
     ready_generate: bool = True  # readiness includes one real short generation
-    ready_timeout_s: float | None = Field(default=None, gt=0)  # overrides timeouts.ready_s
+    ready_timeout_s: checks.Finite | None = Field(default=None, gt=0)  # overrides timeouts.ready_s
     # --executor ray: custom Ray resources per launch, e.g. {h200: 1}; GPU / CPU override the
     # derived demand (GPUs = tp x pp; CPUs = client workers). See docs/scale.md.
     resources: dict[str, float] = Field(default_factory=dict)
@@ -317,8 +318,8 @@ class Workload(_Model):
     """Scenarios x concurrency levels, with the number of prompts per cell."""
 
     scenarios: list[str] = Field(min_length=1)
-    concurrency: list[int] = Field(min_length=1)
-    num_prompts: int | dict[int, int] | None = None  # None: default_num_prompts(concurrency)
+    concurrency: list[checks.Concurrency] = Field(min_length=1)
+    num_prompts: checks.NumPrompts = None  # int | {concurrency: int}; None: by concurrency
     rounds: int | None = Field(default=None, ge=1)  # num_prompts = rounds x concurrency
     servers: list[str] | None = None  # only these server names (default: all)
     # real prompts: each source gives every scenario a variant "<scenario>@<label>" (its length rule,
@@ -344,8 +345,6 @@ class Workload(_Model):
     def _prompts_ok(self) -> Workload:
         if self.num_prompts is not None and self.rounds is not None:
             raise ValueError("give 'num_prompts' or 'rounds', not both")
-        if isinstance(self.num_prompts, int) and self.num_prompts < 1:
-            raise ValueError(f"num_prompts must be >= 1, got {self.num_prompts}")
         if isinstance(self.num_prompts, dict):
             missing = [c for c in self.concurrency if c not in self.num_prompts]
             if missing:
@@ -395,9 +394,9 @@ class Experiment(_Model):
     servers: list[ServerSpec] = Field(min_length=1)
     workloads: list[Workload] = Field(min_length=1)
     client: ClientOptions = Field(default_factory=ClientOptions)
-    repeats: int = Field(default=1, ge=1)
+    repeats: checks.Repeats = 1
     timeouts: Timeouts = Field(default_factory=Timeouts)
-    cooldown_s: float = Field(default=0.0, ge=0)  # pause between cells
+    cooldown_s: checks.Finite = Field(default=0.0, ge=0)  # pause between cells
     max_restarts: int = Field(default=3, ge=0)  # per config: server restarts after it died
     report: ReportOptions = Field(default_factory=ReportOptions)
     lossless: LosslessOptions | None = None
@@ -412,7 +411,7 @@ class Experiment(_Model):
     @model_validator(mode="after")
     def _names_unique(self) -> Experiment:
         names = [s.name for s in self.servers]
-        dup = sorted({n for n in names if names.count(n) > 1})
+        dup = sorted(n for n, k in Counter(names).items() if k > 1)
         if dup:
             raise ValueError(f"server names must be unique; repeated: {dup}")
         for i, w in enumerate(self.workloads):
@@ -521,8 +520,7 @@ def expand_configs(exp: Experiment, *, file: str | None = None) -> list[ServerCo
             else:
                 label = default_label(spec, point)
             out.append(ServerConfig(label=label, spec=spec, params=params, grid_params=point))
-    labels = [c.label for c in out]
-    dup = sorted({x for x in labels if labels.count(x) > 1})
+    dup = sorted(x for x, k in Counter(c.label for c in out).items() if k > 1)
     if dup:
         raise ConfigError(
             f"configuration labels must be unique; repeated: {dup} (set 'label' templates that differ)",
@@ -556,18 +554,20 @@ def plan_experiment(exp: Experiment, *, file: str | None = None) -> Plan:
     """Expand servers x grid and workloads into configs and cells; checks templates and scenarios."""
     extra = parse_scenarios(exp.scenarios, file=file) if exp.scenarios else {}
     catalog = {**BUILTIN, **extra}
+    checks.check_plan_size(exp, file)
     configs = expand_configs(exp, file=file)
     # Check every template resolves, so a typo fails now rather than at launch.
     from specsweep.servers.argv import build_argv  # servers depend on config, not the reverse
 
+    index = {id(s): i for i, s in enumerate(exp.servers)}
     for cfg in configs:
-        idx = exp.servers.index(cfg.spec)
         try:
             build_argv(cfg, port=1)
         except (TemplateError, ValueError) as e:
-            raise ConfigError(str(e), file=file, path=f"servers[{idx}]") from e
+            raise ConfigError(str(e), file=file, path=f"servers[{index[id(cfg.spec)]}]") from e
     if exp.lossless is not None:
         _check_lossless_labels(exp.lossless, [c.label for c in configs], file)
+    checks.check_baseline(exp.report.baseline, [c.label for c in configs], file)
     plan = Plan(experiment=exp, scenarios=catalog, configs=configs)
     for cfg in configs:
         cells: list[Cell] = []
@@ -699,13 +699,11 @@ def expand_env_vars(
 def load_experiment(path: str | Path) -> tuple[Experiment, Plan]:
     p = Path(path)
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = checks.load_yaml(p.read_text(encoding="utf-8"), file=str(p))
     except OSError as e:
         raise ConfigError(f"cannot read experiment file: {e.strerror}", file=str(p)) from e
     except UnicodeDecodeError as e:
         raise ConfigError(f"not UTF-8 text (byte {e.start}): {e.reason}", file=str(p)) from e
-    except yaml.YAMLError as e:
-        raise ConfigError(f"not valid YAML: {e}", file=str(p)) from e
     data = expand_env_vars(data, file=str(p))
     exp = parse_experiment(data, file=str(p), default_name=p.stem)
     return exp, plan_experiment(exp, file=str(p))

@@ -51,6 +51,36 @@ def _stats(
     return out
 
 
+def _weighted_stats(
+    prefix: str, values_ms: Sequence[float], counts: Sequence[int], *, with_max: bool = False
+) -> dict[str, float]:
+    """``_stats`` of the list in which ``values_ms[i]`` appears ``counts[i]`` times, without building
+    it: memory follows the number of chunks, not the tokens a server claims (1e8 tokens in one
+    chunk must not become a 1e8-element list). Same numbers as expanding (numpy linear percentiles,
+    population std)."""
+    v = np.asarray(values_ms, dtype=np.float64)
+    w = np.asarray(counts, dtype=np.float64)
+    keep = w > 0
+    v, w = v[keep], w[keep]
+    if v.size == 0:
+        return _stats(prefix, [], with_max=with_max)
+    order = np.argsort(v, kind="stable")
+    v, w = v[order], w[order]
+    total = float(w.sum())
+    mean = float((v * w).sum() / total)
+    out = {f"mean_{prefix}_ms": mean, f"std_{prefix}_ms": float(np.sqrt((w * (v - mean) ** 2).sum() / total))}
+    cum = np.cumsum(w)  # cum[i] - 1: the last expanded index holding v[i]
+    for name, q in PCTS:
+        pos = q / 100.0 * (total - 1)
+        lo = np.floor(pos)
+        i = int(np.searchsorted(cum, lo, side="right"))
+        j = int(np.searchsorted(cum, min(lo + 1, total - 1), side="right"))
+        out[f"{name}_{prefix}_ms"] = float(v[i] + (pos - lo) * (v[j] - v[i]))
+    if with_max:
+        out[f"max_{prefix}_ms"] = float(v[-1])
+    return out
+
+
 def per_token_itl_ms(r: RequestRecord) -> list[float]:
     out: list[float] = []
     for j in range(1, len(r.chunk_ns)):
@@ -98,12 +128,13 @@ def compute_metrics(
     ttft = [(r.chunk_ns[0] - r.send_ns) / NS_PER_MS for r in ok]
     e2e = [(r.chunk_ns[-1] - r.send_ns) / NS_PER_MS for r in ok]
     tpots = [t for r in ok if (t := tpot_ms(r)) is not None]
-    itl: list[float] = []
+    itl_counts: list[int] = []  # per-token ITL as (gap / n, n) pairs: bounded by chunks, not tokens
     gaps: list[float] = []
     tokens_per_chunk: Counter[int] = Counter()
     for r in ok:
-        itl.extend(per_token_itl_ms(r))
-        gaps.extend(chunk_gaps_ms(r))
+        g = chunk_gaps_ms(r)
+        gaps.extend(g)
+        itl_counts.extend(r.chunk_tokens[1 : len(g) + 1])
         tokens_per_chunk.update(n for n in r.chunk_tokens[1:] if n > 0)
     queue = [r.queue_ns / NS_PER_MS for r in measured if r.send_ns]
 
@@ -123,7 +154,8 @@ def compute_metrics(
     out["concurrency"] = (sum(e2e) / 1000.0) / duration if duration else 0.0
     out.update(_stats("ttft", ttft))
     out.update(_stats("tpot", tpots))
-    out.update(_stats("itl", itl, with_max=True))
+    itl = [gap / n if n > 0 else 0.0 for gap, n in zip(gaps, itl_counts, strict=True)]
+    out.update(_weighted_stats("itl", itl, itl_counts, with_max=True))
     out.update(_stats("e2e_latency", e2e))
     out.update(_stats("chunk_latency", gaps))
     out.update(_stats("queue", queue))

@@ -17,6 +17,8 @@ ERROR_KINDS = (
     "disconnect",  # server closed the stream before [DONE] / finish
     "malformed",  # a chunk that does not parse in the dialect
     "server_error",  # the stream carried an error object
+    "too_large",  # one SSE event beyond the decoder's bound (client.sse.MAX_EVENT_BYTES)
+    "bad_count",  # an impossible token count from the server (negative, not a number, > requested)
     "empty",  # finished without any output token
     "client",  # an exception inside the client itself
 )

@@ -182,11 +182,15 @@ class RunDir:
         return p.stat().st_size if p.exists() else 0
 
     def finished(self) -> set[tuple[str, int]]:
-        """(cell_id, repeat) pairs that have a summary line with status ok or invalid."""
+        """(cell_id, repeat) pairs that have a summary line with status ok or invalid. A line whose
+        repeat is not an integer >= 0 (a corrupt line) finishes nothing: its cell runs again."""
         return {
-            (str(r.get("cell_id")), int(r.get("repeat", 0)))
+            (str(r.get("cell_id")), rep)
             for r in self.summary()
             if r.get("status") in ("ok", "invalid")
+            and isinstance(rep := r.get("repeat", 0), int)
+            and not isinstance(rep, bool)
+            and rep >= 0
         }
 
     # ---- records ------------------------------------------------------------------------------

@@ -4,10 +4,18 @@ A cell's level is the summary row's ``max_concurrency`` (sglang's own ``concurre
 measured mean number of requests in flight and is kept as a metric). Rows with status "ok" are
 repeats; "failed" / "invalid" rows are kept for anomalies. Per-request records are attached when the
 run dir has them (our own runs; imports have none).
+
+Loading is tolerant (a corrupt line must not refuse the whole report): a summary line that is not a
+JSON object, lacks a label / scenario / concurrency level / repeat, or a records file that cannot be
+read is left out, logged as a warning and listed in ``Dataset.skipped`` (the report shows the list).
+Values that are not finite numbers (``NaN``, ``Infinity``, ``1e999``: not JSON, so they used to drop
+the whole line silently) keep their line; the value becomes missing (None) and is listed.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -16,10 +24,11 @@ from typing import Any
 
 from specsweep.errors import DataError
 from specsweep.records import RequestRecord
-from specsweep.store import RunDir, find_run_dirs
+from specsweep.store import SUMMARY, RunDir, find_run_dirs
 from specsweep.workload.scenarios import Scenario, parse_scenarios
 
 Key = tuple[str, str, int]  # (label, scenario, concurrency)
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -63,6 +72,7 @@ class Dataset:
     configs: dict[str, ConfigMeta]
     cells: dict[Key, CellData]
     scenario_defs: dict[str, Scenario] = field(default_factory=dict)  # user scenarios from the manifests
+    skipped: list[str] = field(default_factory=list)  # "file:line: what was left out and why"
 
     def scenarios(self) -> list[str]:
         return sorted({k[1] for k in self.cells})
@@ -86,9 +96,44 @@ def _level(row: dict[str, Any], where: str) -> int:
         v = row.get("concurrency")  # older writers of ours; only an integer level is accepted here
         if not isinstance(v, int) or isinstance(v, bool):
             raise DataError("summary row has no max_concurrency (the cell's concurrency level)", file=where)
+    if isinstance(v, float) and not (math.isfinite(v) and v.is_integer()):
+        raise DataError(f"max_concurrency must be a positive integer, got {v!r}", file=where)
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 1:
         raise DataError(f"max_concurrency must be a positive integer, got {v!r}", file=where)
     return int(v)
+
+
+def _repeat(row: dict[str, Any]) -> int:
+    v = row.get("repeat", 0)
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise DataError(f"repeat must be an integer >= 0, got {v!r}")
+    return v
+
+
+def _rows(rd: RunDir, skipped: list[str]) -> Iterable[tuple[str, dict[str, Any]]]:
+    """(where, row) for every summary line that is a JSON object; others go to ``skipped``."""
+    path = rd.path / SUMMARY
+    if not path.exists():
+        return
+    with path.open("rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            line = raw.strip()
+            if not line:
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                row = json.loads(line)  # accepts NaN / Infinity / 1e999 (orjson does not): see below
+            except ValueError as e:
+                skipped.append(f"{where}: not valid JSON ({e}); line skipped")
+                continue
+            if not isinstance(row, dict):
+                skipped.append(f"{where}: not a JSON object; line skipped")
+                continue
+            bad = sorted(k for k, v in row.items() if isinstance(v, float) and not math.isfinite(v))
+            if bad:  # kept as missing values, so no later step meets a NaN
+                skipped.append(f"{where}: not a finite number: {', '.join(bad)} (left out of the statistics)")
+                row = {k: (None if k in bad else v) for k, v in row.items()}
+            yield where, row
 
 
 def _server_info(manifest: dict[str, Any], name: str | None, label: str) -> dict[str, Any]:
@@ -115,48 +160,81 @@ def load(paths: Sequence[str | Path], *, with_records: bool = True) -> Dataset:
     manifests: list[dict[str, Any]] = []
     configs: dict[str, ConfigMeta] = {}
     cells: dict[Key, CellData] = {}
+    skipped: list[str] = []
     for rd in rds:
-        man = rd.manifest
+        try:
+            man = rd.manifest
+        except DataError as e:
+            skipped.append(f"{e} (the run's provenance is not shown)")
+            man = {}
         manifests.append(man)
-        where = str(rd.path / "summary.jsonl")
-        for row in rd.summary():
-            row["_run_dir"] = str(rd.path)
-            label = row.get("label") or row.get("server")
-            scenario = row.get("scenario")
-            if not label or not scenario:
-                raise DataError("summary row lacks 'label' or 'scenario'", file=where)
-            label, scenario = str(label), str(scenario)
-            c = _level(row, where)
-            params = row.get("params") if isinstance(row.get("params"), dict) else {}
-            meta = configs.get(label)
-            if meta is None:
-                server = row.get("server")
-                meta = configs[label] = ConfigMeta(
-                    label=label,
-                    method=str(row.get("method") or "unknown"),
-                    params=dict(params or {}),
-                    server=str(server) if server else None,
-                    server_info=_server_info(man, server, label),
-                    order=len(configs),
-                )
-            if str(rd.path) not in meta.run_dirs:
-                meta.run_dirs.append(str(rd.path))
-            cell = cells.setdefault((label, scenario, c), CellData(label, scenario, c))
-            if str(rd.path) not in cell.run_dirs:
-                cell.run_dirs.append(str(rd.path))
-            if row.get("status", "ok") == "ok" and row.get("completed") == 0:
-                row = {**row, "status": "failed", "error": row.get("error") or "no request completed"}
-            if row.get("status", "ok") == "ok":
-                cell.ok.append(row)
-                if with_records and row.get("cell_id") is not None:
-                    p = rd.records_path(str(row["cell_id"]), int(row.get("repeat", 0)))
-                    if p.is_file():
-                        cell.records.append(rd.read_records(str(row["cell_id"]), int(row.get("repeat", 0))))
-            else:
-                cell.bad.append(row)
+        for where, row in _rows(rd, skipped):
+            try:
+                _add_row(rd, man, row, configs, cells, with_records, skipped, where)
+            except DataError as e:
+                skipped.append(f"{where}: {e}; line skipped")
+    for note in skip_notes(skipped):
+        log.warning("skipped: %s", note)
     if not cells:
-        raise DataError("no results in the run directories", file=", ".join(str(p) for p in paths))
-    return Dataset(list(rds), manifests, configs, cells, _scenario_defs(manifests))
+        why = f" ({len(skipped)} line(s) or file(s) skipped: {skipped[0]})" if skipped else ""
+        raise DataError("no results in the run directories" + why, file=", ".join(str(p) for p in paths))
+    return Dataset(list(rds), manifests, configs, cells, _scenario_defs(manifests), skipped)
+
+
+def _add_row(
+    rd: RunDir,
+    man: dict[str, Any],
+    row: dict[str, Any],
+    configs: dict[str, ConfigMeta],
+    cells: dict[Key, CellData],
+    with_records: bool,
+    skipped: list[str],
+    where: str,
+) -> None:
+    label = row.get("label") or row.get("server")
+    scenario = row.get("scenario")
+    if not label or not scenario:
+        raise DataError("summary row lacks 'label' or 'scenario'")
+    label, scenario = str(label), str(scenario)
+    c = _level(row, "")
+    repeat = _repeat(row)
+    row["_run_dir"] = str(rd.path)
+    params = row.get("params") if isinstance(row.get("params"), dict) else {}
+    meta = configs.get(label)
+    if meta is None:
+        server = row.get("server")
+        meta = configs[label] = ConfigMeta(
+            label=label,
+            method=str(row.get("method") or "unknown"),
+            params=dict(params or {}),
+            server=str(server) if server else None,
+            server_info=_server_info(man, server, label),
+            order=len(configs),
+        )
+    if str(rd.path) not in meta.run_dirs:
+        meta.run_dirs.append(str(rd.path))
+    cell = cells.setdefault((label, scenario, c), CellData(label, scenario, c))
+    if str(rd.path) not in cell.run_dirs:
+        cell.run_dirs.append(str(rd.path))
+    if row.get("status", "ok") == "ok" and row.get("completed") == 0:
+        row = {**row, "status": "failed", "error": row.get("error") or "no request completed"}
+    if row.get("status", "ok") != "ok":
+        cell.bad.append(row)
+        return
+    cell.ok.append(row)
+    if with_records and row.get("cell_id") is not None:
+        p = rd.records_path(str(row["cell_id"]), repeat)
+        if p.is_file():
+            try:
+                cell.records.append(rd.read_records(str(row["cell_id"]), repeat))
+            except DataError as e:
+                skipped.append(f"{e} (the summary row is kept; per-request figures lack this repeat)")
+
+
+def skip_notes(skipped: list[str], limit: int = 20) -> list[str]:
+    """What was left out, for the terminal and the report: the first ``limit`` and a count of the rest."""
+    more = [f"... and {len(skipped) - limit} more"] if len(skipped) > limit else []
+    return skipped[:limit] + more
 
 
 def _scenario_defs(manifests: list[dict[str, Any]]) -> dict[str, Scenario]:

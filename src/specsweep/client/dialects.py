@@ -17,6 +17,9 @@ import orjson
 from specsweep.errors import UsageError, one_of
 
 DONE = b"[DONE]"
+# No response carries more tokens than this (no model has a 10M-token context): a larger count is a
+# broken or hostile server, whatever max_tokens was.
+MAX_TOKENS_PER_RESPONSE = 10_000_000
 
 
 class ChunkError(Exception):
@@ -24,7 +27,7 @@ class ChunkError(Exception):
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
-        self.kind = kind  # "malformed" | "server_error"
+        self.kind = kind  # "malformed" | "server_error" | "bad_count"
 
 
 @dataclass(slots=True)
@@ -37,6 +40,38 @@ class StreamState:
     spec_verify_ct: int | None = None
     done: bool = False  # saw [DONE]
     final_usage_tokens: int | None = None
+    max_tokens: int | None = None  # what the request asked for: a larger output count is impossible
+
+
+def requested_max_tokens(output_len: int, extra: dict[str, Any]) -> int | None:
+    """The most output tokens a request may get: its output_len, unless the extra request body sets
+    its own limit (None when that is not an integer: no bound but MAX_TOKENS_PER_RESPONSE)."""
+    sp = extra.get("sampling_params")
+    for v in (
+        extra.get("max_tokens"),
+        extra.get("max_completion_tokens"),
+        (sp or {}).get("max_new_tokens") if isinstance(sp, dict) else None,
+    ):
+        if v is not None:
+            return v if isinstance(v, int) and not isinstance(v, bool) else None
+    return output_len
+
+
+def _count(v: Any, what: str, st: StreamState, *, output: bool = True) -> int | None:
+    """A token count the server reported: None when absent (or not a number: the tokenizer counts
+    instead); a ChunkError 'bad_count' when impossible: ``true``, negative, beyond
+    MAX_TOKENS_PER_RESPONSE, or (output counts) beyond the request's max_tokens plus a small slack."""
+    if v is None or isinstance(v, (float, str)):
+        return None
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ChunkError("bad_count", f"{what} is not a token count: {str(v)[:60]!r}")
+    limit = MAX_TOKENS_PER_RESPONSE
+    if output and st.max_tokens is not None:
+        limit = min(limit, st.max_tokens + max(4, st.max_tokens // 20))
+    if not 0 <= v <= limit:
+        asked = f" for {st.max_tokens} requested" if output and st.max_tokens is not None else ""
+        raise ChunkError("bad_count", f"impossible {what} {v}{asked} (accepted: 0 to {limit})")
+    return v
 
 
 @dataclass(frozen=True)
@@ -121,19 +156,19 @@ def _parse_sglang(obj: dict[str, Any], st: StreamState, count: Callable[[str], i
     new_text = text[prev_len:] if len(text) >= prev_len else ""
     if new_text:
         st.text_parts.append(new_text)
-    ct = meta.get("completion_tokens")
-    if isinstance(ct, int):
+    ct = _count(meta.get("completion_tokens"), "meta_info.completion_tokens", st)
+    if ct is not None:
         new_tokens = max(0, ct - st.tokens)
         st.tokens = max(st.tokens, ct)
         st.server_tokens = True
     else:
         new_tokens = count(new_text) if new_text else 0
         st.tokens += new_tokens
-    pt = meta.get("prompt_tokens")
-    if isinstance(pt, int):
+    pt = _count(meta.get("prompt_tokens"), "meta_info.prompt_tokens", st, output=False)
+    if pt is not None:
         st.prompt_tokens = pt
-    svc = meta.get("spec_verify_ct")
-    if isinstance(svc, int):
+    svc = _count(meta.get("spec_verify_ct"), "meta_info.spec_verify_ct", st)
+    if svc is not None:
         st.spec_verify_ct = svc
     fr = meta.get("finish_reason")
     if fr:
@@ -167,15 +202,24 @@ def _parse_openai(
             st.finish_reason = str(c["finish_reason"])
     elif choices is None and usage is None:
         raise ChunkError("malformed", "OpenAI chunk has neither 'choices' nor 'usage'")
-    ct = usage.get("completion_tokens") if isinstance(usage, dict) else None
-    if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
-        st.prompt_tokens = usage["prompt_tokens"]
+    ct = (
+        _count(usage.get("completion_tokens"), "usage.completion_tokens", st)
+        if isinstance(usage, dict)
+        else None
+    )
+    pt = (
+        _count(usage.get("prompt_tokens"), "usage.prompt_tokens", st, output=False)
+        if isinstance(usage, dict)
+        else None
+    )
+    if pt is not None:
+        st.prompt_tokens = pt
     new_tokens = 0
-    if isinstance(ct, int) and choices:  # continuous usage: cumulative count on every chunk
+    if ct is not None and choices:  # continuous usage: cumulative count on every chunk
         new_tokens = max(0, ct - st.tokens)
         st.tokens = max(st.tokens, ct)
         st.server_tokens = True
-    elif isinstance(ct, int):  # final usage-only chunk
+    elif ct is not None:  # final usage-only chunk
         st.final_usage_tokens = ct
     elif new_text:  # no count from the server: our tokenizer, at least one token per text chunk
         new_tokens = max(1, count(new_text))

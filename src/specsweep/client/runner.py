@@ -35,7 +35,7 @@ from aiohttp.client_proto import ResponseHandler
 from specsweep import __version__, acceptance, kstamp
 from specsweep.bench import BenchConfig, BenchOutcome
 from specsweep.client import probes
-from specsweep.client.dialects import ChunkError, Dialect, StreamState, get_dialect
+from specsweep.client.dialects import ChunkError, Dialect, StreamState, get_dialect, requested_max_tokens
 from specsweep.client.sse import SSEDecoder
 from specsweep.errors import BenchError
 from specsweep.metrics import compute_metrics
@@ -271,7 +271,7 @@ class Runner:
         await self.pacer.wait()
         try:
             for attempt in (0, 1):
-                st = StreamState()
+                st = StreamState(max_tokens=requested_max_tokens(spec.output_len, cfg.extra_request_body))
                 rec.send_ns = _now()
                 session = self._fresh if self._fresh is not None else self.session
                 try:

@@ -36,8 +36,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
 
 
 def _run(args: argparse.Namespace) -> int:
+    from specsweep.paths import output_dir, output_file, write_failed
     from specsweep.report import build_view, render, write_report
 
+    if args.output:  # checked before the analysis: a folder or read-only place is one line, at once
+        output_file(args.output, "-o")
+    if args.plots_dir:
+        output_dir(args.plots_dir, "--plots-dir")
     lossless = None
     if args.lossless:
         from specsweep.lossless import load_lossless_view
@@ -54,7 +59,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.plots_dir:
         from specsweep.report.plots import export_plots
 
-        for plot in export_plots(view, args.plots_dir, args.plots_format, args.lang):
+        try:
+            plots = export_plots(view, args.plots_dir, args.plots_format, args.lang)
+        except OSError as e:
+            raise write_failed(e, args.plots_dir, "plots to") from e
+        for plot in plots:
             print(f"wrote {plot}", file=sys.stderr)
     if args.format == "table" and not args.output:
         from specsweep.report.table import print_table
@@ -62,8 +71,15 @@ def _run(args: argparse.Namespace) -> int:
         print_table(view, args.lang)
         return 0
     if args.output:
-        path = write_report(view, args.output, args.format, args.lang)
+        try:
+            path = write_report(view, args.output, args.format, args.lang)
+        except OSError as e:
+            raise write_failed(e, args.output, "the report") from e
         print(f"wrote {path}", file=sys.stderr)
     else:
-        sys.stdout.write(render(view, args.format, args.lang))
+        try:
+            sys.stdout.write(render(view, args.format, args.lang))
+            sys.stdout.flush()
+        except OSError as e:
+            raise write_failed(e, "<stdout>", "the report to") from e
     return 0

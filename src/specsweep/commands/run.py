@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from specsweep.errors import UsageError
+from specsweep.paths import output_dir
 from specsweep.progress import LiveObserver, QuietObserver, assumptions, estimate_plan
 
 __all__ = ["LiveObserver", "QuietObserver", "print_plan", "register"]
@@ -60,7 +61,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.dry_run:
             print_plan(plan)
             return 0
-        results = args.results_dir or plan.experiment.results_dir or "results"
+        results = output_dir(args.results_dir or plan.experiment.results_dir or "results", "--results-dir")
         run_dir = orchestrate.create_run_dir(plan, results, args.experiment)
     print(f"run dir: {run_dir.path}", file=sys.stderr)
     with orchestrate.sigterm_as_interrupt():  # a Ctrl-C (exit 130) until the command returns

@@ -72,12 +72,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     ft.set_defaults(func=_fit)
 
     try:
-        from specsweep.sim.server import add_serve_arguments, serve_main
+        from specsweep.sim.server import add_serve_arguments
     except ImportError:
         return
     sv = ss.add_parser("serve", help="serve a profile over HTTP (OpenAI / SGLang / vLLM endpoints)")
     add_serve_arguments(sv)
-    sv.set_defaults(func=serve_main)
+    sv.set_defaults(func=_serve)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from specsweep.paths import output_file
+    from specsweep.sim.server import serve_main
+
+    if getattr(args, "truth", None):
+        output_file(args.truth, "--truth")
+    return int(serve_main(args) or 0)
 
 
 def parse_int_list(s: str, what: str) -> list[int]:
@@ -186,6 +195,8 @@ def _print_table(profile: str, scenario: str, rows: list[dict[str, Any]]) -> Non
 
 
 def _fit(args: argparse.Namespace) -> int:
+    from specsweep.paths import output_file
     from specsweep.sim.fit import fit_main
 
+    output_file(args.output, "-o")
     return fit_main(args)

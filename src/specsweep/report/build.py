@@ -12,7 +12,7 @@ from typing import Any, Literal
 from specsweep import stats
 from specsweep.analysis import anomalies as an
 from specsweep.analysis import core, crossover, recommend
-from specsweep.analysis.data import Dataset, load
+from specsweep.analysis.data import Dataset, load, skip_notes
 from specsweep.errors import UsageError, one_of
 from specsweep.report import domains, verdict_notes
 from specsweep.report import view as V
@@ -780,6 +780,6 @@ def build_view(
         verdicts=[_verdict(v) for v in vs], latency_verdicts=[_verdict(v) for v in lat], winners=winners,
         findings=_band_findings(t, vs, ws, skip, bands), class_best=_class_best(t, vs, skip), gaps=_gaps(t, vs, ws),
         anomalies=anomaly_views, crossovers=cross_views, recommendations=band_recs + recs, schedule=sched, checks=checks,
-        compare=compare, next_steps=_next_steps(t, parts, noise, prov), lossless=lossless, notes=_aa_scenarios(t, noise) + _notes(t),
+        compare=compare, next_steps=_next_steps(t, parts, noise, prov), lossless=lossless, notes=_aa_scenarios(t, noise) + _notes(t) + [V.Msg(key="note.skipped", args={"what": w}) for w in skip_notes(ds.skipped)],
         domains=dom_rows, domain_summary=dom_view,
     )  # fmt: skip

@@ -690,6 +690,7 @@ _t(
     "prompt {index}: first difference at token {token_index}: `{a_context}` vs `{b_context}`",
     "prompt {index}：第 {token_index} 个 token 处首次不同：`{a_context}` 对 `{b_context}`",
 )
+_t("note.skipped", "Left out of this report: {what}", "本报告未纳入：{what}")
 _t(
     "note.computed",
     "{config}: {keys} not in the imported results; computed from the other keys (e.g. duration = completed / "

@@ -1,0 +1,247 @@
+"""Checks on experiment files that keep hostile or careless input out of a run (docs/reliability.md).
+
+- ``load_yaml``: YAML text -> data, refusing duplicate keys, nesting deeper than ``MAX_DEPTH``, and
+  alias bombs (a document whose aliases expand to more than ``MAX_NODES`` nodes).
+- Field types for the models in specsweep.config: finite floats, strict ints (``"1"`` or ``true`` is
+  not a concurrency level), NUL-free strings for argv and env, env names without ``=``, HTTP URLs.
+- ``check_plan_size``: the grid's size, computed before anything is expanded, with an upper bound.
+
+Each error names the key path, the bad value and what is accepted (the loader turns pydantic errors
+into a ConfigError).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+import yaml
+from pydantic import AfterValidator, Field, StrictInt
+from yaml.composer import Composer
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from specsweep.errors import ConfigError, one_of
+
+MAX_DEPTH = 64  # an experiment file needs about 6 levels
+MAX_NODES = 1_000_000  # YAML nodes after aliases are expanded
+MAX_CONFIGS = 10_000  # server launches in one experiment
+MAX_RUNS = 1_000_000  # cells x repeats in one experiment
+MAX_CONCURRENCY = 1_000_000
+MAX_REPEATS = 10_000
+
+
+# ---- YAML ---------------------------------------------------------------------------------------
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that counts nesting depth and refuses duplicate keys."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            mark = self.peek_event().start_mark
+            raise yaml.YAMLError(
+                f"nesting deeper than {MAX_DEPTH} levels (line {mark.line + 1}); "
+                "an experiment file needs about 6"
+            )
+        try:
+            return Composer.compose_node(self, parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if not isinstance(key_node, ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node)
+            line = key_node.start_mark.line + 1
+            try:
+                first = seen.get(key)
+                seen.setdefault(key, line)
+            except TypeError:  # an unhashable key: the constructor reports it
+                continue
+            if first is not None:
+                raise yaml.YAMLError(
+                    f"duplicate key {key!r} (line {line}; first at line {first}); "
+                    "each key may appear once in a mapping"
+                )
+        return super().construct_mapping(node, deep=deep)
+
+
+def _expanded_size(root: Node) -> int:
+    """Nodes in the document once every alias is expanded (shared nodes counted at each use).
+    Linear in the composed graph: each node's size is computed once. A recursive alias
+    (``a: &a [*a]``) would expand forever: a YAMLError."""
+    memo: dict[int, int] = {}
+    busy: set[int] = set()  # nodes whose children are being sized (an iterative DFS's path)
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        kids: list[Node] = []
+        if isinstance(node, SequenceNode):
+            kids = list(node.value)
+        elif isinstance(node, MappingNode):
+            kids = [n for pair in node.value for n in pair]
+        if done:
+            busy.discard(id(node))
+            memo[id(node)] = min(1 + sum(memo[id(k)] for k in kids), MAX_NODES + 1)
+            continue
+        if id(node) in memo:
+            continue
+        if id(node) in busy:
+            mark = node.start_mark
+            raise yaml.YAMLError(f"a recursive alias (line {mark.line + 1}): it would expand forever")
+        busy.add(id(node))
+        stack.append((node, True))
+        stack.extend((k, False) for k in kids if id(k) not in memo)
+    return memo[id(root)]
+
+
+def load_yaml(text: str, *, file: str | None = None) -> Any:
+    """One YAML document -> data; a ConfigError for bad YAML, duplicate keys, nesting too deep, or
+    aliases that expand past MAX_NODES nodes (a "billion laughs" file)."""
+    try:
+        loader = _StrictLoader(text)
+    except yaml.YAMLError as e:  # e.g. a control character the reader refuses
+        raise ConfigError(f"not valid YAML: {e}", file=file) from e
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        size = _expanded_size(node)
+        if size > MAX_NODES:
+            raise ConfigError(
+                f"the YAML aliases (*name) expand to more than {MAX_NODES:,} values; "
+                "write the values out or use fewer aliases",
+                file=file,
+            )
+        return loader.construct_document(node)
+    except yaml.YAMLError as e:
+        raise ConfigError(f"not valid YAML: {e}", file=file) from e
+    except RecursionError as e:  # belt and braces: MAX_DEPTH should stop it first
+        raise ConfigError(f"nesting too deep (more than {MAX_DEPTH} levels)", file=file) from e
+    finally:
+        loader.dispose()
+
+
+# ---- field types ---------------------------------------------------------------------------------
+def _no_nul(v: str) -> str:
+    if "\0" in v:
+        raise ValueError(f"contains a NUL byte (\\0), which no command line or environment can carry: {v!r}")
+    return v
+
+
+def _env_name(v: str) -> str:
+    _no_nul(v)
+    if not v or "=" in v:
+        raise ValueError(f"environment variable name {v!r} must be non-empty and without '='")
+    return v
+
+
+def _http_url(v: str) -> str:
+    _no_nul(v)
+    try:
+        parts = urlsplit(v)
+        port = parts.port
+    except ValueError as e:
+        raise ValueError(f"not a valid URL {v!r}: {e}; expected http://host[:port][/path]") from e
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not an http(s) URL: {v!r}; expected http://host[:port][/path]")
+    del port
+    return v
+
+
+ArgStr = Annotated[str, AfterValidator(_no_nul)]
+EnvName = Annotated[str, AfterValidator(_env_name)]
+HttpUrl = Annotated[str, AfterValidator(_http_url)]
+
+
+def _between(what: str, lo: int, hi: int) -> Any:
+    def check(v: int) -> int:
+        if not lo <= v <= hi:
+            raise ValueError(f"{what} must be >= {lo} and <= {hi:,}, got {v:,}")
+        return v
+
+    return AfterValidator(check)
+
+
+# Strict: "1", true or 8.5 is not an integer here (pydantic's lax mode would take them).
+Concurrency = Annotated[StrictInt, _between("concurrency levels", 1, MAX_CONCURRENCY)]
+
+
+def _num_prompts(v: Any) -> Any:
+    """An integer >= 1, or a mapping {concurrency level: integer >= 1}."""
+    if v is None:
+        return v
+    if isinstance(v, dict):  # JSON (a manifest's config) has string keys: "8" -> 8
+        keys = [int(k) if isinstance(k, str) and k.isdigit() else k for k in v]
+        bad = [k for k in keys if not isinstance(k, int) or isinstance(k, bool)]
+        if bad:
+            raise ValueError(
+                f"num_prompts mapping keys must be concurrency levels (integers), got {bad[0]!r}"
+            )
+        v = dict(zip(keys, v.values(), strict=True))
+    items = v.items() if isinstance(v, dict) else [(None, v)]
+    for level, n in items:
+        if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 10**9:
+            where = f" for concurrency {level!r}" if level is not None else ""
+            raise ValueError(
+                f"num_prompts{where} must be an integer >= 1 and <= 1,000,000,000, got {n!r} "
+                "(give one integer, or a mapping {concurrency level: prompts})"
+            )
+    return v
+
+
+NumPrompts = Annotated[Any, AfterValidator(_num_prompts)]
+Seed = Annotated[StrictInt, _between("seed", 0, 2**63 - 1)]
+Repeats = Annotated[StrictInt, _between("repeats", 1, MAX_REPEATS)]
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+PositiveMs = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+
+
+# ---- size ------------------------------------------------------------------------------------------
+def check_plan_size(exp: Any, file: str | None) -> None:
+    """Refuse an experiment whose expansion is unreasonable, before expanding it (``exp``: a
+    specsweep.config.Experiment): configurations per server and in all, and cells x repeats."""
+    configs = 0
+    runs = 0
+    for i, srv in enumerate(exp.servers):
+        n = math.prod(len(v) for v in srv.grid.values())
+        if n > MAX_CONFIGS:
+            raise ConfigError(
+                f"the grid expands to {n:,} configurations; at most {MAX_CONFIGS:,} are accepted",
+                file=file,
+                path=f"servers[{i}].grid",
+            )
+        cells = sum(
+            len(w.scenarios) * len(w.concurrency)
+            for w in exp.workloads
+            if w.servers is None or srv.name in w.servers
+        )
+        configs += n
+        runs += n * cells * exp.repeats
+    if configs > MAX_CONFIGS:
+        raise ConfigError(
+            f"the servers expand to {configs:,} configurations; at most {MAX_CONFIGS:,} are accepted",
+            file=file,
+            path="servers",
+        )
+    if runs > MAX_RUNS:
+        raise ConfigError(
+            f"the experiment plans {runs:,} cell runs (configurations x cells x repeats); "
+            f"at most {MAX_RUNS:,} are accepted",
+            file=file,
+            path="repeats" if exp.repeats > 1 else "workloads",
+        )
+
+
+def check_baseline(baseline: str | None, labels: list[str], file: str | None) -> None:
+    """``report.baseline`` must name a configuration (else the reports would be skipped at the end)."""
+    if baseline is not None and baseline not in set(labels):
+        raise ConfigError(
+            f"unknown config label: {one_of(baseline, labels)}", file=file, path="report.baseline"
+        )
