@@ -48,14 +48,19 @@ def _figures(row: dict[str, Any], source: Source) -> Figures | None:
 
 
 def match_profile(method: str, params: dict[str, Any]) -> str | None:
-    """The shipped simulator profile of the same speculative method and k, if exactly one matches."""
+    """The shipped simulator profile of the same speculative method and k, if exactly one matches
+    (calibrated profiles - those with a recorded fit - first)."""
     k = spec_tokens(method, params)
     found = []
     for name in list_profiles():
         p = load_profile(name)
         if (p.spec_method or "").lower() == method.lower() and (k is None or p.k == k):
-            found.append(name)
-    return found[0] if len(found) == 1 else None
+            found.append((name, bool(p.fit)))
+    fitted = [n for n, f in found if f]
+    for group in (fitted, [n for n, _ in found]):
+        if len(group) == 1:
+            return group[0]
+    return None
 
 
 class CellSource:
