@@ -53,7 +53,7 @@ class FleetResult:
     complete: bool = True  # every cell had figures
 
 
-def _lognormal(mean: float, p99: float) -> tuple[float, float]:
+def lognormal_params(mean: float, p99: float) -> tuple[float, float]:
     """(mu, sigma) of the log-normal with this mean and 99th percentile (sigma 0 if p99 <= mean)."""
     if mean <= 0 or p99 <= mean:
         return math.log(max(p99, mean, 1e-9)), 0.0
@@ -65,7 +65,7 @@ def _lognormal(mean: float, p99: float) -> tuple[float, float]:
 
 def mixture_p99(parts: list[tuple[float, float, float]]) -> float:
     """p99 of a mixture of log-normals given as (weight, mean, p99); bisection on the CDF."""
-    comps = [(w, *_lognormal(m, q)) for w, m, q in parts if w > 0]
+    comps = [(w, *lognormal_params(m, q)) for w, m, q in parts if w > 0]
     if not comps:
         return math.nan
     tot = sum(w for w, _, _ in comps)

@@ -115,7 +115,7 @@ def split_options(cells: CellSource, configs: list[str], mix: dict[str, float], 
             {"match": {"input_tokens_min": t + 1}, "pool": "long", "config": pools[1].config,
              "scenarios": list(pools[1].scenarios), "instances": pools[1].instances},
         ]  # fmt: skip
-        o = Option(f"split at {t} input tokens: {pools[0].config} x{pools[0].instances} | "
+        o = Option(f"split at {t} input tokens: {pools[0].config} x{pools[0].instances} + "
                    f"{pools[1].config} x{pools[1].instances}", "split", pools, rules, r, n)  # fmt: skip
         o.extra = {"threshold_input_tokens": t, "misrouted_share": round(mis, 4)}
         if mis > 0:
