@@ -85,9 +85,11 @@ def test_first_requests_probe_flags_a_stall() -> None:
 
 
 def test_run_records_preflight_in_manifest(tmp_path: Path) -> None:
-    exp = write(tmp_path, [SIM], client={"warmup_requests": 0}, report={"enabled": False})
+    exp = write(tmp_path, [SIM], client={"warmup_requests": 0}, report={"formats": ["md"]})
     assert main(["run", str(exp), "--results-dir", str(tmp_path / "res")]) == 0
     (man,) = list((tmp_path / "res").glob("*/manifest.json"))
     checks = json.loads(man.read_text())["preflight"]
     warm = next(c for c in checks if c["check"] == "warmup")
     assert warm["status"] == "warn" and "warmup_requests" in warm["fix"]
+    report = next(man.parent.glob("report*.md")).read_text()
+    assert "pre-flight warn: warmup" in report

@@ -584,6 +584,11 @@ _t(
     "prompt {index}：第 {token_index} 个 token 处首次不同：`{a_context}` 对 `{b_context}`",
 )
 _t(
+    "note.preflight",
+    "pre-flight {status}: {check} ({config}): {message}. Fix: {fix}",
+    "运行前检查 {status}：{check}（{config}）：{message}。修复：{fix}",
+)
+_t(
     "note.computed",
     "{config}: {keys} not in the imported results; computed from the other keys (e.g. duration = completed / "
     "request_throughput).",
