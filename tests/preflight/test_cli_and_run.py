@@ -47,7 +47,10 @@ def test_json_contract_and_exit_code(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 @pytest.mark.engine
 def test_real_llama_server_version(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    exe = os.environ.get("LLAMA_SERVER") or shutil.which("llama-server")
+    from tests.engines.helpers import engines_env_path, read_env_file
+
+    env = read_env_file(engines_env_path()) if engines_env_path().is_file() else {}
+    exe = env.get("LLAMA_SERVER") or os.environ.get("LLAMA_SERVER") or shutil.which("llama-server")
     if not exe:
         pytest.skip("llama-server not built (scripts/setup_engines.sh)")
     srv = {
