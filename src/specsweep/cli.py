@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from specsweep import __version__
 from specsweep.errors import SpecsweepError
 
-COMMANDS = ("bench", "run", "sim", "report", "importcmd", "lossless")
+COMMANDS = ("bench", "run", "sim", "report", "importcmd", "lossless", "plan", "preflight")
 
 
 class _Parser(argparse.ArgumentParser):

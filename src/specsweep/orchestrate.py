@@ -47,6 +47,7 @@ from specsweep.config import (
     redact_config,
 )
 from specsweep.errors import ConfigError, SpecsweepError, UsageError
+from specsweep.preflight import for_manifest as preflight_for_manifest
 from specsweep.records import RequestRecord
 from specsweep.servers.argv import build_argv
 from specsweep.servers.process import ManagedServer, now_iso
@@ -625,6 +626,7 @@ def _execute(
     )
     for w in preflight(plan):
         log.warning("%s", w)
+    run_dir.update_manifest(preflight=preflight_for_manifest(plan))
     observer(
         "run_start",
         {"plan": plan, "todo": todo_total, "finished": len(finished), "finished_cells": set(finished),

@@ -612,6 +612,17 @@ def _next_steps(
     return steps
 
 
+def _preflight_notes(t: core.Table) -> list[V.Msg]:
+    """Pre-flight checks that did not pass at the start of the run (manifest ``preflight``)."""
+    out = []
+    for man in t.dataset.manifests:
+        for c in man.get("preflight") or []:
+            if isinstance(c, dict) and c.get("status") in ("warn", "fail"):
+                out.append(V.Msg(key="note.preflight", args={k: str(c.get(k) or "-") for k in
+                                                             ("status", "check", "config", "message", "fix")}))  # fmt: skip
+    return out
+
+
 def _notes(t: core.Table) -> list[V.Msg]:
     """Which numbers were not measured but computed from others (imports of older client versions)."""
     keys: dict[str, set[str]] = {}
@@ -780,6 +791,7 @@ def build_view(
         verdicts=[_verdict(v) for v in vs], latency_verdicts=[_verdict(v) for v in lat], winners=winners,
         findings=_band_findings(t, vs, ws, skip, bands), class_best=_class_best(t, vs, skip), gaps=_gaps(t, vs, ws),
         anomalies=anomaly_views, crossovers=cross_views, recommendations=band_recs + recs, schedule=sched, checks=checks,
-        compare=compare, next_steps=_next_steps(t, parts, noise, prov), lossless=lossless, notes=_aa_scenarios(t, noise) + _notes(t) + [V.Msg(key="note.skipped", args={"what": w}) for w in skip_notes(ds.skipped)],
+        compare=compare, next_steps=_next_steps(t, parts, noise, prov), lossless=lossless,
+        notes=_aa_scenarios(t, noise) + _notes(t) + _preflight_notes(t) + [V.Msg(key="note.skipped", args={"what": w}) for w in skip_notes(ds.skipped)],
         domains=dom_rows, domain_summary=dom_view,
     )  # fmt: skip

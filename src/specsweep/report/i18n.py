@@ -692,6 +692,11 @@ _t(
 )
 _t("note.skipped", "Left out of this report: {what}", "本报告未纳入：{what}")
 _t(
+    "note.preflight",
+    "pre-flight {status}: {check} ({config}): {message}. Fix: {fix}",
+    "运行前检查 {status}：{check}（{config}）：{message}。修复：{fix}",
+)
+_t(
     "note.computed",
     "{config}: {keys} not in the imported results; computed from the other keys (e.g. duration = completed / "
     "request_throughput).",

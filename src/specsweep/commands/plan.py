@@ -1,0 +1,60 @@
+"""`specsweep plan`: compare deployments (single config, split by input length, load-adaptive) for a
+traffic mix, from results (measured cells) and the simulator (the rest)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from specsweep.errors import UsageError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("plan", help="plan a deployment for a traffic mix from results (+ the simulator)")
+    p.add_argument("results", nargs="+", help="run dirs or folders holding run dirs")
+    p.add_argument("--traffic", required=True, help="TRAFFIC.yaml: mix (shares) and load")
+    p.add_argument("--gpus", type=int, help="GPUs available (default: the fewest meeting the SLO)")
+    p.add_argument("--slo", help="ttft_p99_ms=MS,tpot_p99_ms=MS")
+    p.add_argument("--format", default="md", choices=["md", "html", "json"])
+    p.add_argument("-o", "--output", help="write here instead of stdout")
+    p.add_argument("--validate", action="store_true",
+                   help="replay the mix against each planned fleet on simulated servers (localhost HTTP)")  # fmt: skip
+    p.add_argument("--time-scale", type=float, default=20.0, help="replay: virtual seconds per wall second")
+    p.add_argument("--replay-requests", type=int, default=400, help="replay: requests per option")
+    p.add_argument("--router", default="litellm", choices=["litellm", "none"], help="router config to emit")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from specsweep.plan.planner import make_plan, to_json
+    from specsweep.plan.render import to_html, to_markdown
+    from specsweep.plan.traffic import load_traffic, parse_slo
+
+    if args.gpus is not None and args.gpus < 1:
+        raise UsageError(f"--gpus {args.gpus}; expected a positive integer")
+    if not args.time_scale > 0:
+        raise UsageError(f"--time-scale {args.time_scale}; expected a positive number")
+    plan = make_plan(args.results, load_traffic(args.traffic), gpus=args.gpus, slo=parse_slo(args.slo))
+    view = to_json(plan)
+    if args.validate:
+        from specsweep.plan.replay import validate_plan
+
+        validate_plan(plan, view, time_scale=args.time_scale, n_requests=args.replay_requests)
+    if args.router != "none":
+        from specsweep.plan.router import router_config
+
+        view["router"] = router_config(plan.option(view["recommended"]), view)
+    if args.format == "json":
+        text = json.dumps(view, indent=2) + "\n"
+    elif args.format == "html":
+        text = to_html(view)
+    else:
+        text = to_markdown(view)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        sys.stderr.write(f"plan written to {args.output}\n")
+    else:
+        sys.stdout.write(text)
+    return 0

@@ -1,0 +1,39 @@
+"""`specsweep preflight EXPERIMENT.yaml`: check engines and host before a run (exit 1 if a check fails)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("preflight", help="check engines, GPUs and the host before a run")
+    p.add_argument("experiment", help="experiment YAML")
+    p.add_argument("--format", default="table", choices=["table", "json", "md"])
+    p.add_argument("--results", action="append", default=[],
+                   help="run dir(s) of this experiment: probe their first requests for warmup/JIT stalls")  # fmt: skip
+    p.add_argument("--no-versions", action="store_true", help="skip running each engine's version command")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from specsweep.config import load_experiment
+    from specsweep.preflight import run_checks
+
+    _exp, plan = load_experiment(args.experiment)
+    checks = run_checks(plan, versions=not args.no_versions, results=args.results)
+    if args.format == "json":
+        sys.stdout.write(json.dumps({"checks": [c.to_dict() for c in checks]}, indent=2) + "\n")
+    else:
+        md = args.format == "md"
+        if md:
+            sys.stdout.write("| check | config | status | message | fix |\n|---|---|---|---|---|\n")
+        for c in checks:
+            if md:
+                sys.stdout.write(f"| {c.check} | {c.config or '-'} | {c.status} | {c.message} | {c.fix} |\n")
+            else:
+                sys.stdout.write(f"[{c.status.upper():4}] {c.check:15} {c.config or '-'}: {c.message}\n")
+                if c.fix and c.status != "pass":
+                    sys.stdout.write(f"       fix: {c.fix}\n")
+    return 1 if any(c.status == "fail" for c in checks) else 0

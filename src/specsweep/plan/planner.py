@@ -1,0 +1,185 @@
+"""``specsweep plan``: from results and a traffic description to compared deployment options."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from specsweep.analysis.core import measure_noise
+from specsweep.analysis.data import Dataset, load
+from specsweep.analysis.recommend import engine_flags, scenario_class
+from specsweep.errors import ConfigError, UsageError, one_of
+from specsweep.plan import options as opts
+from specsweep.plan.cells import CellSource
+from specsweep.plan.confidence import assess, config_verdicts
+from specsweep.plan.fleet import Pool, evaluate
+from specsweep.plan.traffic import Traffic
+
+RATE_ROUNDS = 4
+
+
+@dataclass
+class Plan:
+    traffic: Traffic
+    mix: dict[str, float]  # scenario -> share
+    in_flight: float
+    slo: dict[str, float]
+    options: list[opts.Option]
+    assessments: dict[str, dict[str, Any]]
+    recommended: str
+    reason: str
+    cells: CellSource
+
+    def option(self, name: str) -> opts.Option:
+        return next(o for o in self.options if o.name == name)
+
+
+def resolve_mix(ds: Dataset, traffic: Traffic) -> dict[str, float]:
+    """Mix keys (scenarios or workload classes) -> shares per measured scenario."""
+    scens = ds.scenarios()
+    classes: dict[str, list[str]] = {}
+    for s in scens:
+        classes.setdefault(scenario_class(s, ds.scenario_defs), []).append(s)
+    out: dict[str, float] = {}
+    for key, share in traffic.mix.items():
+        if key in scens:
+            out[key] = out.get(key, 0.0) + share
+        elif key in classes:
+            for s in classes[key]:
+                out[s] = out.get(s, 0.0) + share / len(classes[key])
+        else:
+            raise ConfigError(f"{one_of(key, scens + sorted(classes))} (scenarios and workload classes in the "
+                              "results)", file=traffic.file, path=f"mix.{key}")  # fmt: skip
+    return out
+
+
+def _in_flight(cells: CellSource, cfg: str, mix: dict[str, float], n: int, traffic: Traffic) -> float:
+    """Requests in flight: the given concurrency, or (request rate) Little's law on one config's fleet."""
+    if traffic.concurrency is not None:
+        return float(traffic.concurrency)
+    rate = float(traffic.request_rate or 0.0)
+    n_fl = max(1.0, rate)
+    for _ in range(RATE_ROUNDS):
+        r = evaluate(cells, [Pool("all", cfg, tuple(mix), n)], mix, n_fl)
+        lat = {s: f.mean_e2e_ms for p in r.pools for s, f in p.per_scenario.items()}
+        n_fl = max(1.0, rate * sum(mix[s] * lat.get(s, 0.0) for s in mix) / 1000)
+    return n_fl
+
+
+def make_plan(
+    results: Sequence[str | Path],
+    traffic: Traffic,
+    *,
+    gpus: int | None = None,
+    slo: dict[str, float] | None = None,
+) -> Plan:
+    slo = slo or {}
+    ds = load(results, with_records=False)
+    mix = resolve_mix(ds, traffic)
+    cells = CellSource(ds, traffic.profiles)
+    configs = [lab for lab in ds.configs if all(cells.get(lab, s, 1) is not None for s in mix)]
+    if not configs:
+        raise UsageError("no config has figures for every scenario of the mix (measured, or a simulator "
+                         "profile via 'profiles:' in the traffic file)")  # fmt: skip
+    levels = sorted({c for (_l, s, c) in ds.cells if s in mix})
+    gpi = traffic.gpus_per_instance
+    if gpus is not None:
+        if gpus < gpi:
+            raise UsageError(f"--gpus {gpus}; expected at least gpus_per_instance={gpi}")
+        n = gpus // gpi
+    else:
+        n = 1
+    load_n = _in_flight(cells, configs[0], mix, n, traffic)
+    if gpus is None:
+        fallback = max(1, math.ceil(load_n / max(levels)))
+        if slo:
+            found = opts.needed(cells, lambda k: opts.single_option(cells, configs, mix, k, load_n, slo), slo)
+            n = found or fallback
+        else:
+            n = fallback
+        load_n = _in_flight(cells, configs[0], mix, n, traffic)
+    single = opts.single_option(cells, configs, mix, n, load_n, slo)
+    options: list[opts.Option] = [single] if single else []
+    options += opts.split_options(cells, configs, mix, n, load_n, slo)
+    ad = opts.adaptive_option(cells, configs, mix, n, load_n, slo, levels)
+    if ad is not None:
+        options.append(ad)
+    if not options:
+        raise UsageError("no option could be evaluated: the results lack the mix's scenarios")
+    if slo:
+        for o in options:
+            if o.kind == "single":
+                o.instances_needed = opts.needed(cells, lambda k: opts.single_option(cells, configs, mix, k, load_n, slo), slo)  # fmt: skip
+            elif o.kind == "split":
+                o.instances_needed = opts.needed(cells, lambda k, o=o: opts.resize_split(cells, o, mix, k, load_n, slo), slo, start=2)  # fmt: skip
+            else:
+                o.instances_needed = None
+    vs = config_verdicts(ds)
+    floor = measure_noise(ds).floor
+    assessments = {o.name: assess(o, single, cells, vs, floor) for o in options}
+    rec, reason = _recommend(options, assessments, slo)
+    return Plan(traffic, mix, load_n, slo, options, assessments, rec, reason, cells)
+
+
+def _recommend(
+    options: list[opts.Option], asm: dict[str, dict[str, Any]], slo: dict[str, float]
+) -> tuple[str, str]:
+    """Highest goodput (throughput without an SLO) among options meeting the SLO; a gain whose interval
+    includes 0 is a tie, and a tie goes to the simpler option (fewer pools, no switching)."""
+    ok = [o for o in options if o.result.meets_slo] or options
+    key = (lambda o: o.result.goodput) if slo else (lambda o: o.result.total_throughput)
+    best = max(ok, key=key)
+    single = next((o for o in options if o.kind == "single"), None)
+    if single is not None and best is not single and single in ok:
+        lo, hi = asm[best.name]["interval"]
+        if lo <= 0 <= hi:
+            return single.name, (f"'{best.name}' leads by {100 * asm[best.name]['gain_vs_single']:+.1f}% but its "
+                                 f"interval [{100 * lo:+.1f}%, {100 * hi:+.1f}%] includes 0: a tie, so the simpler "
+                                 "single config")  # fmt: skip
+    why = "meets the SLO with the highest goodput" if slo and best.result.meets_slo else "highest throughput"
+    if best is not single and best.name in asm:
+        g, (lo, hi) = asm[best.name]["gain_vs_single"], asm[best.name]["interval"]
+        why += f"; {100 * g:+.1f}% over the best single config [{100 * lo:+.1f}%, {100 * hi:+.1f}%]"
+    return best.name, why
+
+
+def option_source(o: opts.Option) -> str:
+    s = o.result.sources
+    return "mixed" if len(s) > 1 else next(iter(s), "simulated")
+
+
+def to_json(plan: Plan) -> dict[str, Any]:
+    gpi = plan.traffic.gpus_per_instance
+    out = []
+    for o in plan.options:
+        r = o.result
+        a = plan.assessments.get(o.name, {})
+        out.append({
+            "name": o.name, "kind": o.kind, "configs": o.configs, "rules": o.rules,
+            "gpus": o.instances * gpi,
+            "gpus_needed": o.instances_needed * gpi if o.instances_needed else None,
+            "total_throughput": round(r.total_throughput, 1), "goodput": round(r.goodput, 1),
+            "p99_ttft_ms": round(r.p99_ttft_ms, 1), "p99_tpot_ms": round(r.p99_tpot_ms, 2),
+            "meets_slo": r.meets_slo, "source": option_source(o),
+            "gain_vs_single": a.get("gain_vs_single"), "gain_interval": a.get("interval"),
+            "confidence": a.get("confidence"), "verdicts": a.get("verdicts", []),
+            "pools": [{"name": p.pool.name, "config": p.pool.config, "instances": p.pool.instances,
+                       "in_flight_per_instance": p.concurrency_per_instance,
+                       "scenarios": {s: {"share": round(plan.mix[s], 4), "source": f.source,
+                                         "total_throughput": round(p.throughput[s], 1),
+                                         "p99_ttft_ms": round(f.p99_ttft_ms, 1), "p99_tpot_ms": round(f.p99_tpot_ms, 2)}
+                                     for s, f in p.per_scenario.items()},
+                       "engine_flags": _flags(plan, p.pool.config)} for p in r.pools],
+            "notes": o.notes, **o.extra,
+        })  # fmt: skip
+    return {"traffic": {"mix": plan.mix, "in_flight": round(plan.in_flight, 1), "slo": plan.slo,
+                        "gpus_per_instance": gpi},
+            "options": out, "recommended": plan.recommended, "reason": plan.reason}  # fmt: skip
+
+
+def _flags(plan: Plan, label: str) -> dict[str, str | None]:
+    meta = plan.cells.ds.configs[label]
+    return engine_flags(meta.method, meta.params)

@@ -1,0 +1,185 @@
+"""``specsweep plan --validate``: replay the traffic mix against each planned fleet on the simulator.
+
+Per option, every pool instance is a real ``specsweep sim serve`` process (the config's profile, bound
+to 127.0.0.1, time-scaled) and the replay client sends the mix over localhost HTTP: closed loop with the
+load's requests in flight, prompts as token ids of the scenario's sampled lengths. The routing rule is
+applied by the replay client itself (pool by input tokens, then the instance with the fewest requests in
+flight - what LiteLLM's tag routing with least-busy does): a test harness, not a production router.
+
+Figures are in virtual time (wall x time scale). Throughput counts the tokens of the requests completed
+while every client slot was busy (the steady state, without the drain); p99 TTFT / TPOT are over all
+completed requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import numpy as np
+
+from specsweep.errors import BenchError
+from specsweep.plan.options import Option
+from specsweep.plan.planner import Plan
+from specsweep.sim.serve import SubprocessServer
+from specsweep.workload.lengths import sample_lengths
+
+# The fleet model's stated accuracy against the engine it models (besides the profile's own fit error):
+# the mix is built from homogeneous cells (module fleet), which ignores how long prompts' prefills
+# slow the short requests sharing their batch; tails of a mix are modelled, not measured.
+MODEL_TOLERANCE = {"total_throughput": 0.15, "p99_ttft_ms": 0.5, "p99_tpot_ms": 0.3}
+MAX_MODEL_LEN = 1 << 17
+
+
+@dataclass
+class Sent:
+    pool: str
+    prompt: int
+    output: int
+    t_send: float = 0.0
+    t_first: float | None = None
+    t_end: float | None = None
+    ok: bool = False
+
+
+def route(opt: Option, n_input: int) -> str:
+    """The pool a request goes to under the option's rules (input-token bounds; else the first pool)."""
+    for r in opt.rules:
+        m = r["match"]
+        if not isinstance(m, dict):
+            return str(r["pool"])
+        lo, hi = m.get("input_tokens_min", 0), m.get("input_tokens_max", math.inf)
+        if ("input_tokens_min" in m or "input_tokens_max" in m) and lo <= n_input <= hi:
+            return str(r["pool"])
+    return opt.pools[0].name
+
+
+def requests_for(plan: Plan, n: int, seed: int) -> list[tuple[str, int, int]]:
+    """n (scenario, input tokens, output tokens), scenarios drawn by share, lengths by the scenario."""
+    rng = np.random.default_rng(seed)
+    names = list(plan.mix)
+    pick = rng.choice(len(names), size=n, p=np.asarray([plan.mix[s] for s in names]))
+    out = []
+    for i, k in enumerate(pick):
+        sc = plan.cells.scenario(names[int(k)])
+        ins, outs = sample_lengths(sc, 1, seed * 100_003 + i)
+        out.append((sc.name, ins[0], outs[0]))
+    return out
+
+
+async def _one(session: aiohttp.ClientSession, url: str, s: Sent, model: str) -> None:
+    body = {"model": model, "prompt": [7] * s.prompt, "max_tokens": s.output, "stream": True,
+            "ignore_eos": True, "temperature": 0}  # fmt: skip
+    s.t_send = time.perf_counter()
+    async with session.post(url + "/v1/completions", json=body) as resp:
+        if resp.status != 200:
+            await resp.read()
+            return
+        async for chunk in resp.content.iter_any():
+            if s.t_first is None and b"data:" in chunk and b'"text"' in chunk:
+                s.t_first = time.perf_counter()
+    s.t_end = time.perf_counter()
+    s.ok = s.t_first is not None
+
+
+async def _drive(opt: Option, urls: dict[str, list[str]], reqs: list[tuple[str, int, int]], in_flight: int,
+                 model: str) -> tuple[list[Sent], float, float]:  # fmt: skip
+    queue = list(reversed(reqs))
+    busy = {u: 0 for us in urls.values() for u in us}
+    sent: list[Sent] = []
+    t0 = time.perf_counter()
+    drained: list[float] = []
+    conn = aiohttp.TCPConnector(limit=0)
+    timeout = aiohttp.ClientTimeout(total=None, sock_read=120)
+    async with aiohttp.ClientSession(connector=conn, timeout=timeout) as session:
+
+        async def worker() -> None:
+            while queue:
+                _sc, n_in, n_out = queue.pop()
+                pool = route(opt, n_in)
+                url = min(urls[pool], key=lambda u: busy[u])
+                s = Sent(pool, n_in, n_out)
+                sent.append(s)
+                busy[url] += 1
+                try:
+                    await _one(session, url, s, model)
+                except (aiohttp.ClientError, asyncio.TimeoutError):
+                    s.ok = False
+                finally:
+                    busy[url] -= 1
+            drained.append(time.perf_counter())
+
+        await asyncio.gather(*(worker() for _ in range(in_flight)))
+    return sent, t0, min(drained) if drained else time.perf_counter()
+
+
+def figures(sent: list[Sent], t0: float, t_steady_end: float, time_scale: float) -> dict[str, float]:
+    done = [s for s in sent if s.ok and s.t_end is not None and s.t_first is not None]
+    if not done:
+        raise BenchError("replay: no request completed")
+    steady = [s for s in done if (s.t_end or 0) <= t_steady_end]
+    span = max(t_steady_end - t0, 1e-9) * time_scale
+    ttft = [((s.t_first or 0) - s.t_send) * time_scale * 1000 for s in done]
+    tpot = [
+        ((s.t_end or 0) - (s.t_first or 0)) * time_scale * 1000 / (s.output - 1) for s in done if s.output > 1
+    ]
+    return {
+        "total_throughput": round(sum(s.prompt + s.output for s in steady) / span, 1),
+        "p99_ttft_ms": round(float(np.percentile(ttft, 99)), 1),
+        "p99_tpot_ms": round(float(np.percentile(tpot, 99)), 2) if tpot else math.nan,
+        "completed": len(done),
+        "failed": len(sent) - len(done),
+    }
+
+
+def replay_option(
+    plan: Plan, opt: Option, *, time_scale: float, n_requests: int, seed: int = 0
+) -> dict[str, Any]:
+    in_flight = max(1, round(plan.in_flight))
+    reqs = requests_for(plan, max(n_requests, 2 * in_flight), seed)
+    with ExitStack() as stack:
+        urls: dict[str, list[str]] = {}
+        model = "sim-model"
+        for p in opt.pools:
+            prof = plan.cells.profile_name(p.config)
+            if prof is None:
+                return {"skipped": f"no simulator profile for {p.config}"}
+            for i in range(p.instances):
+                srv = stack.enter_context(SubprocessServer(
+                    "--profile", prof, "--port", "0", "--host", "127.0.0.1", "--time-scale", str(time_scale),
+                    "--seed", str(seed + i), "--served-model-name", model, "--max-model-len", str(MAX_MODEL_LEN),
+                    startup_timeout_s=60.0))  # fmt: skip
+                urls.setdefault(p.name, []).append(srv.url)
+        sent, t0, t_end = asyncio.run(_drive(opt, urls, reqs, in_flight, model))
+    return figures(sent, t0, t_end, time_scale)
+
+
+def tolerance(plan: Plan, opt: Option) -> dict[str, float]:
+    """Stated uncertainty of an option's figures against the simulator: the model's own tolerance plus
+    the profiles' fit error, weighted by each pool's share of the tokens."""
+    total = opt.result.total_throughput or 1.0
+    err = sum(sum(p.throughput.values()) / total * (plan.cells.sim_error(p.pool.config) or 0.0)
+              for p in opt.result.pools)  # fmt: skip
+    return {k: round(v + err, 3) for k, v in MODEL_TOLERANCE.items()}
+
+
+def validate_plan(plan: Plan, view: dict[str, Any], *, time_scale: float, n_requests: int) -> None:
+    """Adds ``replayed`` (figures, tolerance, within) to each option of the JSON view."""
+    for o_view in view["options"]:
+        opt = plan.option(o_view["name"])
+        rep = replay_option(plan, opt, time_scale=time_scale, n_requests=n_requests)
+        if "skipped" not in rep:
+            tol = tolerance(plan, opt)
+            within = {}
+            for k, t in tol.items():
+                pred, got = o_view.get(k), rep.get(k)
+                if isinstance(pred, (int, float)) and isinstance(got, (int, float)) and pred > 0:
+                    within[k] = abs(got / pred - 1) <= t
+            rep.update(tolerance=tol, within_each=within, within=all(within.values()) if within else False,
+                       time_scale=time_scale)  # fmt: skip
+        o_view["replayed"] = rep
