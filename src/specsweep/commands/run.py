@@ -9,6 +9,7 @@ import sys
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from specsweep import redact
 from specsweep.errors import UsageError
 
 if TYPE_CHECKING:
@@ -42,12 +43,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     from specsweep import orchestrate
     from specsweep.config import load_experiment
+    from specsweep.servers import reap
     from specsweep.store import RunDir
 
     if bool(args.experiment) == bool(args.resume):
         raise UsageError("give an experiment file, or --resume RUN_DIR (one of them)")
+    redact.register_environ()  # OPENAI_API_KEY (the client's bearer token), HF_TOKEN, ...
+    for h in logging.getLogger().handlers:  # no secret reaches the terminal through a log line
+        if not any(isinstance(f, ScrubFilter) for f in h.filters):
+            h.addFilter(ScrubFilter())
     if args.resume:
         run_dir = RunDir.open(args.resume)
+        if not args.dry_run:  # what a killed run left running (workers, stubborn servers)
+            reap.reap_run_dir(run_dir.path)
+            reap.reap_results_dir(run_dir.path.parent)
         plan = orchestrate.load_run_plan(run_dir)
         if args.dry_run:
             print_plan(plan, finished=run_dir.finished())
@@ -58,6 +67,7 @@ def _run(args: argparse.Namespace) -> int:
             print_plan(plan)
             return 0
         results = args.results_dir or plan.experiment.results_dir or "results"
+        reap.reap_results_dir(results)
         run_dir = orchestrate.create_run_dir(plan, results, args.experiment)
     print(f"run dir: {run_dir.path}", file=sys.stderr)
     with orchestrate.sigterm_as_interrupt():  # a Ctrl-C (exit 130) until the command returns
@@ -131,21 +141,22 @@ def print_plan(plan: Plan, finished: set[tuple[str, int]] | None = None) -> None
     )
     for d in orchestrate.describe_plan(plan):
         cfg = d["config"]
-        print(f"\n[{cfg.label}] kind={cfg.spec.kind} method={cfg.method} params={cfg.params}", file=out)
+        params = redact.redact_tree(dict(cfg.params))
+        print(plain(f"\n[{cfg.label}] kind={cfg.spec.kind} method={cfg.method} params={params}"), file=out)
         if d["argv"] is None:
-            print(f"  url: {cfg.spec.url}", file=out)
+            print(f"  url: {plain(redact.redact_url(cfg.spec.url or ''))}", file=out)
         else:
-            from specsweep.config import redact_argv, redact_env
-
-            print(f"  argv: {shlex.join(redact_argv(d['argv']))}", file=out)
+            print(f"  argv: {plain(shlex.join(redact.redact_argv(d['argv'])))}", file=out)
             if cfg.spec.env:
-                print(f"  env: {redact_env(dict(cfg.spec.env))}", file=out)
+                print(f"  env: {plain(redact.redact_env(dict(cfg.spec.env)))}", file=out)
         for c in d["cells"]:
             done = sum((c.cell_id, r) in finished for r in range(exp.repeats))
             mark = f"  [{done}/{exp.repeats} done]" if finished else ""
             print(
-                f"  - {c.cell_id}: {c.scenario} concurrency={c.max_concurrency} "
-                f"num_prompts={c.num_prompts}{mark}",
+                plain(
+                    f"  - {c.cell_id}: {c.scenario} concurrency={c.max_concurrency} num_prompts={c.num_prompts}"
+                )
+                + mark,
                 file=out,
             )
     print(f"\nestimated duration: about {_dur(orchestrate.estimate_s(plan))} (rough)", file=out)
@@ -156,6 +167,28 @@ def print_plan(plan: Plan, finished: set[tuple[str, int]] | None = None) -> None
 # ---- progress ----------------------------------------------------------------------------------
 def _fmt(v: Any, nd: int = 1) -> str:
     return f"{v:.{nd}f}" if isinstance(v, (int, float)) else "-"
+
+
+def plain(v: Any) -> str:
+    """External text (labels, errors, log tails) for the terminal: secrets scrubbed, control
+    characters (ANSI escapes) shown escaped, never acted on."""
+    text = redact.scrub_text(str(v))
+    return "".join(c if c.isprintable() or c == "\n" else repr(c)[1:-1] for c in text)
+
+
+def _text(v: Any, style: str = "") -> Any:
+    """A rich Text: shown as it is, never read as markup (``[/INST]`` in a log tail)."""
+    from rich.text import Text
+
+    return Text(plain(v), style=style)
+
+
+class ScrubFilter(logging.Filter):
+    """Log records with every known secret scrubbed and control characters escaped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = plain(record.getMessage()), None
+        return True
 
 
 class QuietObserver:
@@ -182,10 +215,10 @@ class QuietObserver:
         elif event == "cell_done":
             self.done += 1
             r = d["row"]
-            extra = r.get("error") or r.get("invalid_reason") or ""
+            extra = plain(r.get("error") or r.get("invalid_reason") or "")
             log.info(
                 "[%d/%d] %s %s c=%s r%s: %s total_tok/s=%s mean_tpot_ms=%s %s",
-                self.done, self.total, r["label"], r["scenario"], r["max_concurrency"], r["repeat"],
+                self.done, self.total, plain(r["label"]), plain(r["scenario"]), r["max_concurrency"], r["repeat"],
                 r["status"], _fmt(r.get("total_throughput")), _fmt(r.get("mean_tpot_ms"), 2),
                 extra.split("\n", 1)[0],
             )  # fmt: skip
@@ -250,11 +283,12 @@ class LiveObserver:
             st = r["status"]
             color = {"ok": "green", "invalid": "yellow"}.get(st, "red")
             t.add_row(
-                r["label"], r["scenario"], str(r["max_concurrency"]), str(r["repeat"]), f"[{color}]{st}[/]",
+                _text(r["label"]), _text(r["scenario"]), str(r["max_concurrency"]), str(r["repeat"]),
+                _text(st, color),
                 _fmt(r.get("request_throughput"), 2), _fmt(r.get("total_throughput")),
                 _fmt(r.get("mean_ttft_ms")), _fmt(r.get("mean_tpot_ms"), 2),
             )  # fmt: skip
-        return Group(self.progress, self.status, t)
+        return Group(self.progress, _text(self.status), t)
 
     def __call__(self, event: str, d: dict[str, Any]) -> None:
         if event == "run_start":
@@ -264,7 +298,8 @@ class LiveObserver:
         elif event == "server_ready":
             self.status = f"{d['label']} ready in {d['startup_s']:.1f} s (version {d['version']})"
         elif event in ("server_failed", "server_died"):
-            self.console.print(f"[red]{event.replace('_', ' ')}: {d['label']}[/] {d.get('error', '')}")
+            msg = _text(f"{event.replace('_', ' ')}: {d['label']}", "red")
+            self.console.print(msg.append(" ").append_text(_text(d.get("error", ""))))
         elif event == "cell_start":
             c = d["cell"]
             self.status = (
