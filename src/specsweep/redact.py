@@ -35,6 +35,7 @@ _SECRET_PARTS = ("password", "passwd", "secret", "auth", "cookie", "credential",
                  "bearer", "privatekey", "signature", "passphrase")  # fmt: skip
 # Whole words only (API_KEY, --pass, GITHUB_PAT; not KEYBOARD, PASSES, PATH).
 _SECRET_WORDS = frozenset({"key", "pass", "pwd", "pat", "session", "sid", "dsn", "sig", "jwt", "otp"})
+_NOT_SECRET = frozenset({"pwd", "oldpwd"})  # the shell's working directories
 # Flags whose value is a header ("Name: value"): the value part is hidden whatever the name.
 _HEADER_FLAGS = frozenset({"--header", "-h", "--headers", "--http-header", "--extra-header"})
 _HEADER_ARG = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*:\s*(.+)$", re.S)
@@ -143,6 +144,8 @@ def scrub_obj(obj: Any) -> Any:
 def looks_secret(name: str) -> bool:
     """PGPASSWORD, GITHUB_PAT, --api-key, SESSION_COOKIE, AUTHORIZATION: yes; --spec-tokens: no."""
     low = name.lower().lstrip("-")
+    if low in _NOT_SECRET:
+        return False
     if any(p in re.sub(r"[^a-z0-9]+", "", low) for p in _SECRET_PARTS):
         return True
     words = re.split(r"[^a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower())
