@@ -20,10 +20,11 @@ stand but not searched for in free text (a 3-character "secret" would erase ordi
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
@@ -88,12 +89,18 @@ def known() -> dict[str, str]:
         return dict(_known)
 
 
-def forget_all() -> None:
-    """Tests only: an empty registry."""
+@contextlib.contextmanager
+def isolated() -> Iterator[None]:
+    """Tests: secrets registered within are forgotten after (the registry is process-wide)."""
     global _pattern
-    with _lock:
-        _known.clear()
-        _pattern = None
+    saved = known()
+    try:
+        yield
+    finally:
+        with _lock:
+            _known.clear()
+            _known.update(saved)
+            _pattern = None
 
 
 def _plain_number(v: str) -> bool:

@@ -101,13 +101,16 @@ def sentinel_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Run
         (root / "exp.yaml").write_text(yaml.safe_dump(experiment(port, received), allow_unicode=True))
         cmd = [sys.executable, "-m", "specsweep", "run", "exp.yaml", "--results-dir", "results", "--quiet"]
         p = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=200, check=False)
+        dry = subprocess.run([*cmd, "--dry-run"], cwd=root, env=env, capture_output=True, text=True,
+                             timeout=60, check=False)  # fmt: skip
     finally:
         url_server.terminate()
         url_server.wait(10)
     kill_tagged(tag) if p.returncode not in (0, 1) else assert_no_process_left(tag)
     assert p.returncode in (0, 1), p.stderr[-3000:]
+    assert dry.returncode == 0 and "argv:" in dry.stdout, dry.stderr[-3000:]
     (rd_path,) = (root / "results").iterdir()
-    yield RunDir.open(rd_path), p.stdout + p.stderr, received
+    yield RunDir.open(rd_path), p.stdout + p.stderr + dry.stdout + dry.stderr, received
 
 
 def _text(path: Path) -> str:
