@@ -442,7 +442,8 @@ def make_cell_id(label: str, scenario: str, concurrency: int) -> str:
     from specsweep.store import safe_name
 
     h = hashlib.sha1(f"{label}\0{scenario}\0{concurrency}".encode()).hexdigest()[:6]
-    return f"{safe_name(label)}.{safe_name(scenario)}.c{concurrency}-{h}"
+    # the readable part as written: a ${VAR} value in a label is never written (redact)
+    return f"{safe_name(redact.scrub_text(label))}.{safe_name(scenario)}.c{concurrency}-{h}"
 
 
 def default_label(spec: ServerSpec, grid_point: dict[str, Scalar]) -> str:

@@ -45,7 +45,7 @@ from specsweep.config import (
 )
 from specsweep.errors import ConfigError, SpecsweepError, UsageError
 from specsweep.records import RequestRecord
-from specsweep.run_secrets import experiment_of, manifest_config
+from specsweep.run_secrets import experiment_of, finished_cells, manifest_config, stored_id
 from specsweep.servers.argv import build_argv
 from specsweep.servers.process import ManagedServer, now_iso
 from specsweep.store import RunDir, log_file_name
@@ -483,7 +483,7 @@ def load_run_plan(run_dir: RunDir) -> Plan:
     exp = experiment_of(m, where)
     plan = plan_experiment(exp, file=where)
     want = [r["cell_id"] for r in m["plan"]]
-    have = [c.cell_id for c in plan.all_cells()]
+    have = [stored_id(c.cell_id) for c in plan.all_cells()]
     if want != have:
         raise ConfigError(
             "the manifest's plan does not match its config (written by another specsweep version?)",
@@ -579,7 +579,7 @@ def _execute(
 
         import_ray()
     run_dir.repair_summary()  # a torn last line from a crash: cut before this run appends
-    finished = run_dir.finished()
+    finished = finished_cells(plan, run_dir.finished())
     summary_from = run_dir.summary_size()  # this invocation's rows are the lines after it
     inv = {"started_at": now_iso(), "resumed": bool(finished), "ended_at": None, "status": "running",
            "executor": executor}  # fmt: skip

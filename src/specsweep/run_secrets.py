@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from specsweep import redact
-from specsweep.config import Experiment, load_experiment, parse_experiment
+from specsweep.config import Experiment, Plan, load_experiment, parse_experiment
 from specsweep.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -77,3 +77,15 @@ def experiment_of(manifest: dict[str, Any], where: str) -> Experiment:
             src,
         )
     return exp
+
+
+def stored_id(cell_id: str) -> str:
+    """A cell id as the run dir stores it: a label built from a ``${VAR}`` grid value is written
+    with ``${VAR}`` (``redact.scrub_text``), in the summary, the plan and the records' file name."""
+    return redact.scrub_text(cell_id)
+
+
+def finished_cells(plan: Plan, stored: set[tuple[str, int]]) -> set[tuple[str, int]]:
+    """The plan's finished (cell_id, repeat) pairs, from the run dir's stored (scrubbed) ids."""
+    ids = {stored_id(c.cell_id): c.cell_id for c in plan.all_cells()}
+    return {(ids.get(cid, cid), r) for cid, r in stored}

@@ -56,7 +56,7 @@ def log_file_name(label: str) -> str:
     """``<safe label>-<8 hex of the label>.log``: labels that differ only in characters
     ``safe_name`` drops (``X:1``, ``X/1``, two all-CJK labels) get files of their own."""
     digest = hashlib.sha256(label.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return f"{safe_name(label)[:100]}-{digest}.log"
+    return f"{safe_name(redact.scrub_text(label))[:100]}-{digest}.log"
 
 
 def _umask_mode() -> int:
@@ -205,7 +205,8 @@ class RunDir:
 
     # ---- records ------------------------------------------------------------------------------
     def records_path(self, cell_id: str, repeat: int = 0) -> Path:
-        return self.path / RECORDS / f"{safe_name(cell_id)}.r{repeat}.parquet"
+        # scrubbed like the summary's cell_id, so a reader with only the stored id finds the file
+        return self.path / RECORDS / f"{safe_name(redact.scrub_text(cell_id))}.r{repeat}.parquet"
 
     def write_records(self, cell_id: str, repeat: int, records: Iterable[RequestRecord]) -> Path:
         path = self.records_path(cell_id, repeat)

@@ -87,3 +87,36 @@ def test_no_planted_secret_in_the_manifest(tmp_path: Path, monkeypatch: pytest.M
     assert m["plan"][0]["params"]["api_key"] in ("***", "${PLANT_PARAM}")
     assert m["secrets"]["count"] >= 12
     assert load_run_plan(rd).configs[0].params["api_key"] == "PLANT-param-12"  # resume has the value
+
+
+def test_a_var_value_in_a_label_resumes_and_redoes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``${VAR}`` grid value ends up in labels and cell ids: stored as ``${VAR}``, yet resume
+    matches the stored cells to the plan (nothing redone) and the records are found."""
+    from specsweep.orchestrate import execute
+    from specsweep.store import RunDir
+
+    from .helpers import fake_argv
+    from .test_grid import StandIn
+
+    monkeypatch.setenv("DRAFT_A", "/models/draft-alpha")
+    f = tmp_path / "exp.yaml"
+    f.write_text(yaml.safe_dump({
+        "name": "refs",
+        "servers": [{"name": "s", "kind": "command", "argv": [*fake_argv(), "--tag", "{dm}"],
+                     "grid": {"dm": ["${DRAFT_A}"]}}],
+        "workloads": [{"scenarios": ["chat_short"], "concurrency": [1], "num_prompts": 2}],
+        "client": {"warmup_requests": 0, "warmup_sleep_s": 0},
+        "timeouts": {"ready_s": 20, "stop_s": 5},
+        "report": {"enabled": False},
+    }))  # fmt: skip
+    _, plan = load_experiment(f)
+    rd = create_run_dir(plan, tmp_path / "res", str(f))
+    execute(plan, rd, bench_fn=StandIn(0.01))
+    (row,) = rd.summary()
+    assert "${DRAFT_A}" in row["label"] and "draft-alpha" not in row["cell_id"]
+    assert RunDir(rd.path).read_records(row["cell_id"], 0)  # found from the stored id alone
+    bench = StandIn(0.01)
+    execute(load_run_plan(rd), rd, bench_fn=bench)  # resume
+    assert bench.calls == [] and len(rd.summary()) == 1

@@ -59,7 +59,9 @@ def _run(args: argparse.Namespace) -> int:
             reap.reap_results_dir(run_dir.path.parent)
         plan = orchestrate.load_run_plan(run_dir)
         if args.dry_run:
-            print_plan(plan, finished=run_dir.finished())
+            from specsweep.run_secrets import finished_cells
+
+            print_plan(plan, finished=finished_cells(plan, run_dir.finished()))
             return 0
     else:
         _, plan = load_experiment(args.experiment)
