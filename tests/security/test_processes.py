@@ -122,3 +122,34 @@ def test_ctrl_c_during_the_fork_stops_the_launch(tmp_path: Path) -> None:
     line = next((x for x in p.stdout.splitlines() if x.startswith("RESULT")), p.stdout + p.stderr)
     assert line.startswith("RESULT interrupted pid=") and line.endswith("alive=False"), line
     assert "Exception ignored" not in p.stderr, p.stderr
+
+
+def test_next_run_reaps_abandoned_run_dirs_only(tmp_path: Path) -> None:
+    """`specsweep run` into a results dir stops what a killed run there left (found by its launch
+    mark), unless a live specsweep holds that run dir."""
+    import fcntl
+
+    launch_id = os.urandom(16).hex()
+    env = {**os.environ, reap.MARK: launch_id}
+    orphan = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], env=env)
+    try:
+        rd = tmp_path / "exp-20261203-000000"
+        rd.mkdir()
+        launch = {"pid": 1, "start_ticks": 0, **reap.identity(orphan.pid, launch_id)}  # leader long gone
+        manifest = {"status": "running", "servers": {"x": {"launches": [launch]}}}
+        (rd / "manifest.json").write_text(json_dumps(manifest))
+        with (rd / ".lock").open("a+") as held:  # a live run owns it: hands off
+            fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            assert reap.reap_results_dir(tmp_path, grace_s=1) == []
+        assert orphan.poll() is None
+        assert reap.reap_results_dir(tmp_path, grace_s=1) == [orphan.pid]
+        assert orphan.wait(5) == -signal.SIGTERM
+    finally:
+        orphan.kill()
+        orphan.wait()
+
+
+def json_dumps(obj: object) -> str:
+    from specsweep.store import dumps
+
+    return dumps(obj, indent=True).decode()
