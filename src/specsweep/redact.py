@@ -15,7 +15,7 @@ Every secret found is registered (process-wide) and ``scrub_text``/``scrub_obj``
 known value wherever it appears, so text that merely *contains* one (a server echoing the bearer
 token in an error body, a log tail, a URL) is cleaned at every sink: the run dir's manifest,
 summary, records and logs, and the terminal. Values shorter than ``MIN_LEN`` are hidden where they
-stand but not searched for in free text (a 3-character "secret" would erase ordinary words).
+stand but not searched for in free text (a short "secret" would erase ordinary words).
 """
 
 from __future__ import annotations
@@ -29,7 +29,10 @@ from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
 REDACTED = "***"
-MIN_LEN = 4
+# Shorter values are hidden where they stand but not searched for in other text: a short value
+# ("token", the RAY_AUTH_MODE Ray sets) would erase ordinary words and even result keys.
+MIN_LEN = 8
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 # Substrings that make a name secret wherever they appear (PGPASSWORD, X_AUTH_TOKEN, SESSION_COOKIE).
 _SECRET_PARTS = ("password", "passwd", "secret", "auth", "cookie", "credential", "apikey",
@@ -137,17 +140,23 @@ def scrub_text(text: str) -> str:
 
 
 def scrub_obj(obj: Any) -> Any:
-    """A copy of a JSON-like value with every string scrubbed (keys too); other values as they are."""
+    """A copy of a JSON-like value with every string scrubbed; other values as they are. Keys are
+    scrubbed too (a label keys the manifest's servers) unless they are identifiers: a result's
+    schema (``total_output_tokens``) is never rewritten."""
     if isinstance(obj, str):
         return scrub_text(obj)
     if isinstance(obj, Mapping):
-        return {(scrub_text(k) if isinstance(k, str) else k): scrub_obj(v) for k, v in obj.items()}
+        return {_scrub_key(k): scrub_obj(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [scrub_obj(v) for v in obj]
     return obj
 
 
 # ---- finding secrets by where they stand -------------------------------------------------------
+def _scrub_key(k: Any) -> Any:
+    return scrub_text(k) if isinstance(k, str) and not _IDENTIFIER.fullmatch(k) else k
+
+
 def looks_secret(name: str) -> bool:
     """PGPASSWORD, GITHUB_PAT, --api-key, SESSION_COOKIE, AUTHORIZATION: yes; --spec-tokens: no."""
     low = name.lower().lstrip("-")

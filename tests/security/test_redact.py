@@ -78,3 +78,11 @@ def test_a_known_secret_never_survives(secret: str, before: str, after: str) -> 
         out = redact.scrub_text(before + secret + after)
         assert secret not in out
         assert redact.scrub_obj({"k": [before + secret + after]}) == {"k": [out]}
+
+
+def test_short_values_and_result_keys_are_left_alone() -> None:
+    """RAY_AUTH_MODE=token (Ray sets it) once turned every summary key ``total_output_tokens`` into
+    ``total_output_***s``: short values are not searched for, and identifier keys never scrubbed."""
+    redact.register_environ({"RAY_AUTH_MODE": "token", "SESSION_ID": "output_tokens"})
+    row = {"total_output_tokens": 5, "label": "output_tokens x", "s(dm=output_tokens)": 1}
+    assert redact.scrub_obj(row) == {"total_output_tokens": 5, "label": "*** x", "s(dm=***)": 1}
