@@ -9,6 +9,8 @@ import urllib.request
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from specsweep import redact
+
 
 class ProbeError(Exception):
     pass
@@ -47,8 +49,9 @@ def split_userinfo(url: str) -> tuple[str, str | None]:
         return url, None
     host = parts.netloc.rsplit("@", 1)[1]
     cred = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
-    auth = "Basic " + base64.b64encode(cred.encode()).decode()
-    return urlunsplit(parts._replace(netloc=host)), auth
+    token = base64.b64encode(cred.encode()).decode()
+    redact.register(token)  # the same secret, encoded: an echo of the header is scrubbed too
+    return urlunsplit(parts._replace(netloc=host)), "Basic " + token
 
 
 def health_ok(base: str, path: str) -> bool:
