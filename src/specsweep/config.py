@@ -29,7 +29,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from specsweep import config_checks as checks
+from specsweep import redact
 from specsweep.errors import ConfigError, one_of
+
+# Moved to specsweep.redact; kept importable from here.
+from specsweep.redact import looks_secret as looks_secret
+from specsweep.redact import redact_argv as redact_argv
+from specsweep.redact import redact_config as redact_config
+from specsweep.redact import redact_env as redact_env
 from specsweep.workload.datasets.ref import DatasetRef
 from specsweep.workload.scenarios import BUILTIN, Scenario, default_num_prompts, parse_scenarios, with_dataset
 
@@ -62,9 +69,6 @@ _KIND_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_SECRET_WORDS = frozenset(
-    {"key", "apikey", "token", "secret", "password", "passwd", "credential", "credentials", "auth"}
-)
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 # Short names for grid parameters in labels: DSpark(st=3).
@@ -89,58 +93,16 @@ def abbrev(key: str) -> str:
     return "".join(w[0] for w in words) if len(words) > 1 else key
 
 
-def looks_secret(name: str) -> bool:
-    """HF_TOKEN, OPENAI_API_KEY, --api-key, AWS_SECRET_ACCESS_KEY: yes; --spec-tokens: no."""
-    return any(w in _SECRET_WORDS for w in re.split(r"[^a-z0-9]+", name.lower()))
-
-
-def redact_env(env: dict[str, str]) -> dict[str, str]:
-    """Env for logs and the manifest: values of secret-looking names replaced by '***'."""
-    return {k: ("***" if looks_secret(k) else v) for k, v in env.items()}
-
-
-def redact_config(config: dict[str, Any]) -> dict[str, Any]:
-    """An experiment dump for the manifest: every server's secret env values and secret flag values
-    (incl. ${VAR} expanded at load) replaced by '***'. Resume takes them from the experiment file."""
-    out = dict(config)
-    servers = []
-    for srv in config.get("servers") or []:
-        srv = dict(srv)
-        if isinstance(srv.get("env"), dict):
-            srv["env"] = redact_env({str(k): str(v) for k, v in srv["env"].items()})
-        for key in ("args", "argv"):
-            if isinstance(srv.get(key), list):
-                srv[key] = redact_argv([str(a) for a in srv[key]])
-        servers.append(srv)
-    out["servers"] = servers
-    return out
-
-
-def redact_argv(argv: list[str]) -> list[str]:
-    """argv for logs and the manifest: the value after a secret-looking flag (--api-key X,
-    --hf-token=X) replaced by '***'."""
-    out: list[str] = []
-    hide_next = False
-    for a in argv:
-        if hide_next:
-            out.append("***")
-            hide_next = False
-            continue
-        if a.startswith("-") and looks_secret(a.split("=", 1)[0]):
-            if "=" in a:
-                out.append(a.split("=", 1)[0] + "=***")
-            else:
-                out.append(a)
-                hide_next = True
-            continue
-        out.append(a)
-    return out
-
-
 def expand_env_refs(value: str, environ: dict[str, str] | None = None) -> str:
     """``${VAR}`` in env values comes from the environment specsweep runs in (kept out of files)."""
     src = os.environ if environ is None else environ
-    return _ENV_REF.sub(lambda m: src.get(m.group(1), ""), value)
+
+    def repl(m: re.Match[str]) -> str:
+        val = src.get(m.group(1), "")
+        redact.register_env_ref(m.group(1), val)  # a value from ${VAR} is never written
+        return val
+
+    return _ENV_REF.sub(repl, value)
 
 
 class TemplateError(ValueError):
@@ -496,7 +458,8 @@ def make_cell_id(label: str, scenario: str, concurrency: int) -> str:
     from specsweep.store import safe_name
 
     h = hashlib.sha1(f"{label}\0{scenario}\0{concurrency}".encode()).hexdigest()[:6]
-    return f"{safe_name(label)}.{safe_name(scenario)}.c{concurrency}-{h}"
+    # the readable part as written: a ${VAR} value in a label is never written (redact)
+    return f"{safe_name(redact.scrub_text(label))}.{safe_name(scenario)}.c{concurrency}-{h}"
 
 
 def default_label(spec: ServerSpec, grid_point: dict[str, Scalar]) -> str:
@@ -681,6 +644,7 @@ def expand_env_vars(
                 raise ConfigError(
                     f"environment variable {m.group(1)} is not set", file=file, path=path or None
                 )
+            redact.register_env_ref(m.group(1), src[m.group(1)])  # a value from ${VAR} is never written
             return src[m.group(1)]
 
         return _ENV_REF.sub(repl, data)

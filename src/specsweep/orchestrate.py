@@ -41,17 +41,15 @@ from specsweep.config import (
     Experiment,
     Plan,
     ServerConfig,
-    load_experiment,
-    parse_experiment,
     plan_experiment,
-    redact_config,
 )
 from specsweep.errors import ConfigError, SpecsweepError, UsageError
 from specsweep.preflight import for_manifest as preflight_for_manifest
 from specsweep.records import RequestRecord
+from specsweep.run_secrets import experiment_of, finished_cells, manifest_config, stored_id
 from specsweep.servers.argv import build_argv
 from specsweep.servers.process import ManagedServer, now_iso
-from specsweep.store import RunDir
+from specsweep.store import RunDir, log_file_name
 
 log = logging.getLogger(__name__)
 
@@ -211,11 +209,9 @@ def run_config(
     stored = 0
     if not todo:
         return stored
-    from specsweep.store import safe_name
-
     server = ManagedServer(
         cfg,
-        job.run_path / "logs" / f"{safe_name(cfg.label)}.log",
+        job.run_path / "logs" / log_file_name(cfg.label),
         ready_timeout_s=exp.timeouts.ready_s,
         stop_s=exp.timeouts.stop_s,
     )
@@ -463,12 +459,14 @@ def plan_rows(plan: Plan) -> list[dict[str, Any]]:
 def create_run_dir(plan: Plan, results_dir: str | Path, experiment_file: str | None = None) -> RunDir:
     exp = plan.experiment
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    config, secrets = manifest_config(exp)
     manifest = {
         **environment(),
         "kind": "experiment",
         "experiment": exp.name,
         "experiment_file": str(Path(experiment_file).resolve()) if experiment_file else None,
-        "config": redact_config(exp.model_dump(mode="json")),
+        "config": config,
+        "secrets": secrets,
         "plan": plan_rows(plan),
         "servers": {},
         "started_at": now_iso(),
@@ -485,12 +483,10 @@ def load_run_plan(run_dir: RunDir) -> Plan:
     where = str(run_dir.path / "manifest.json")
     if "config" not in m or "plan" not in m:
         raise ConfigError("this run dir was not written by 'specsweep run' (no config/plan)", file=where)
-    exp = parse_experiment(m["config"], file=where)
-    if _has_redactions(m["config"]):
-        exp = _experiment_with_secrets(m, where)
+    exp = experiment_of(m, where)
     plan = plan_experiment(exp, file=where)
     want = [r["cell_id"] for r in m["plan"]]
-    have = [c.cell_id for c in plan.all_cells()]
+    have = [stored_id(c.cell_id) for c in plan.all_cells()]
     if want != have:
         raise ConfigError(
             "the manifest's plan does not match its config (written by another specsweep version?)",
@@ -498,34 +494,6 @@ def load_run_plan(run_dir: RunDir) -> Plan:
             path="plan",
         )
     return plan
-
-
-def _has_redactions(config: dict[str, Any]) -> bool:
-    for srv in config.get("servers") or []:
-        values = [*(srv.get("env") or {}).values(), *(srv.get("args") or []), *(srv.get("argv") or [])]
-        if any(v == "***" or str(v).endswith("=***") for v in values):
-            return True
-    return False
-
-
-def _experiment_with_secrets(m: dict[str, Any], where: str) -> Experiment:
-    """The manifest keeps secrets redacted: reload the experiment file, which must be the same
-    experiment (equal once redacted), to get them back for a resume."""
-    src = m.get("experiment_file")
-    if not src or not Path(src).is_file():
-        raise ConfigError(
-            f"the run's secrets (env values, --api-key ...) are not stored in the run dir; resume needs its "
-            f"experiment file {src!r}, which is missing",
-            file=where,
-        )
-    exp, _ = load_experiment(src)
-    if redact_config(exp.model_dump(mode="json")) != m["config"]:
-        raise ConfigError(
-            f"the experiment file {src} changed since the run started; resume needs the same experiment "
-            "(the run dir keeps its secrets redacted)",
-            file=where,
-        )
-    return exp
 
 
 @dataclass
@@ -614,7 +582,7 @@ def _execute(
 
         import_ray()
     run_dir.repair_summary()  # a torn last line from a crash: cut before this run appends
-    finished = run_dir.finished()
+    finished = finished_cells(plan, run_dir.finished())
     summary_from = run_dir.summary_size()  # this invocation's rows are the lines after it
     inv = {"started_at": now_iso(), "resumed": bool(finished), "ended_at": None, "status": "running",
            "executor": executor}  # fmt: skip

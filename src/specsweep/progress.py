@@ -24,12 +24,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rich.markup import escape
+from rich.markup import escape as markup_escape
 
 from specsweep.config import Cell, Plan, ServerConfig
+from specsweep.terminal import plain
 from specsweep.workload.lengths import length_bounds
 
 log = logging.getLogger("specsweep.run")
+
+
+def escape(v: object) -> str:
+    """External text for rich: secrets scrubbed, control characters escaped, markup escaped."""
+    return markup_escape(plain(v))
 
 CPU_BANDWIDTH_B_PER_S = 10e9  # a decode step reads every weight once (memory bound)
 LOAD_B_PER_S = 1e9  # model load from the page cache / disk

@@ -7,6 +7,15 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
+
+from specsweep import redact
+
+
+def _t(v: Any) -> Text:
+    """External text as it is (never read as markup), secrets scrubbed, control characters escaped."""
+    text = redact.scrub_text(str(v))
+    return Text("".join(c if c.isprintable() else repr(c)[1:-1] for c in text))
 
 from specsweep.workload.lengths import result_length_rule_text
 
@@ -66,7 +75,7 @@ def print_bench_summary(res: dict[str, Any], console: Console | None = None) -> 
             )
         )
     for k, v in rows:
-        t.add_row(k, _f(v))
+        t.add_row(k, _t(_f(v)))
     for name, key in (("End-to-End Latency", "e2e_latency"), ("Time to First Token", "ttft"),
                       ("Time per Output Token (excl. 1st token)", "tpot"),
                       ("Inter-Token Latency (per token)", "itl"), ("Chunk latency (verify step)", "chunk_latency"),
@@ -92,7 +101,8 @@ def print_bench_summary(res: dict[str, Any], console: Console | None = None) -> 
     )
     c.print(t)
     for w in res.get("warnings") or []:
-        c.print(f"[yellow]warning:[/yellow] {w}")
+        c.print(Text("warning: ", style="yellow").append_text(_t(w)))
     if res.get("invalid"):
-        c.print(f"[bold red]INVALID RUN:[/bold red] {res.get('invalid_reason')} - the client, not the server, "
-                "limited these numbers; lower the load per process or use --workers")  # fmt: skip
+        c.print(Text("INVALID RUN: ", style="bold red").append_text(_t(res.get("invalid_reason"))).append(
+                " - the client, not the server, limited these numbers; lower the load per process or use "
+                "--workers"))  # fmt: skip

@@ -5,8 +5,11 @@
                         servers (argv, versions), start/end times, plan (every cell with a cell_id)
       summary.jsonl     one line per finished cell (bench keys + cell fields + status)
       records/<cell_id>.r<repeat>.parquet   per-request raw records (RequestRecord columns)
-      logs/<server>.log server logs
+      logs/<label>-<hash>.log server logs (one file per label: a readable name + 8 hex of the label)
       report.md, report.html
+
+Nothing secret is written: the manifest, every summary line and the records' error and output texts
+go through ``redact.scrub_obj`` (every known secret value, credential and URL password replaced).
 
 Durability: records are written before the summary line that points at them; every other file is
 written to a temporary name, fsynced and renamed, so a crash leaves either the old or the new file.
@@ -18,6 +21,7 @@ line that does not parse is skipped on read, so earlier lines are never lost.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import re
@@ -28,7 +32,7 @@ from typing import Any
 
 import orjson
 
-from specsweep import SCHEMA_VERSION
+from specsweep import SCHEMA_VERSION, redact
 from specsweep.errors import DataError
 from specsweep.records import RequestRecord
 
@@ -46,6 +50,13 @@ def safe_name(s: str) -> str:
     """A file-name-safe form of a label/cell id: no path separators, no leading dots."""
     out = _SAFE.sub("_", s).strip("._") or "x"
     return out[:150]
+
+
+def log_file_name(label: str) -> str:
+    """``<safe label>-<8 hex of the label>.log``: labels that differ only in characters
+    ``safe_name`` drops (``X:1``, ``X/1``, two all-CJK labels) get files of their own."""
+    digest = hashlib.sha256(label.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{safe_name(redact.scrub_text(label))[:100]}-{digest}.log"
 
 
 def _umask_mode() -> int:
@@ -129,7 +140,10 @@ class RunDir:
         return data
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
-        atomic_write_bytes(self.path / MANIFEST, dumps(manifest, indent=True))
+        clean = redact.scrub_obj(manifest)
+        if "experiment_file" in manifest:  # a path, needed as it is by --resume
+            clean["experiment_file"] = manifest["experiment_file"]
+        atomic_write_bytes(self.path / MANIFEST, dumps(clean, indent=True))
 
     def update_manifest(self, **fields: Any) -> None:
         m = self.manifest
@@ -152,7 +166,7 @@ class RunDir:
         returns. A crash can at worst tear that last line; the next append (and ``repair_summary``)
         cuts such a fragment off first, so a torn line never swallows the line after it."""
         p = self.path / SUMMARY
-        line = dumps(row) + b"\n"
+        line = dumps(redact.scrub_obj(row)) + b"\n"
         fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
         try:
             created = os.fstat(fd).st_size == 0
@@ -195,7 +209,8 @@ class RunDir:
 
     # ---- records ------------------------------------------------------------------------------
     def records_path(self, cell_id: str, repeat: int = 0) -> Path:
-        return self.path / RECORDS / f"{safe_name(cell_id)}.r{repeat}.parquet"
+        # scrubbed like the summary's cell_id, so a reader with only the stored id finds the file
+        return self.path / RECORDS / f"{safe_name(redact.scrub_text(cell_id))}.r{repeat}.parquet"
 
     def write_records(self, cell_id: str, repeat: int, records: Iterable[RequestRecord]) -> Path:
         path = self.records_path(cell_id, repeat)
@@ -316,6 +331,10 @@ def write_records_parquet(path: Path, records: Iterable[RequestRecord]) -> None:
 
     schema = _schema()
     rows = [r.to_dict() for r in records]
+    for row in rows:  # server text (an error body echoing the bearer token) is scrubbed
+        for k in ("error", "output_text"):
+            if row.get(k):
+                row[k] = redact.scrub_text(row[k])
     cols = {f.name: [row.get(f.name) for row in rows] for f in schema}
     table = pa.Table.from_pydict(cols, schema=schema)
     path.parent.mkdir(parents=True, exist_ok=True)

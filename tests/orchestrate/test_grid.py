@@ -16,7 +16,7 @@ from specsweep.config import Plan, parse_experiment, plan_experiment
 from specsweep.errors import UsageError
 from specsweep.orchestrate import create_run_dir, execute, load_run_plan, run_dir_lock
 from specsweep.records import RequestRecord
-from specsweep.store import RunDir
+from specsweep.store import RunDir, log_file_name
 
 from .helpers import FAKE, descendants, fake_argv, pid_alive
 
@@ -114,7 +114,9 @@ def test_grid_writes_every_cell(tmp_path: Path) -> None:
     assert m["config"]["servers"][0]["grid"] == {"st": [3, 5]}
     srv = m["servers"]["A(st=5)"]
     assert srv["version"] == "fake-1.2.3" and srv["argv"][-2:] == ["--tag", "5"] and len(srv["launches"]) == 1
-    assert {p.name for p in (rd.path / "logs").iterdir()} == {"A_st=3.log", "A_st=5.log", "B.log"}
+    assert {p.name for p in (rd.path / "logs").iterdir()} == {
+        log_file_name(x) for x in ("A(st=3)", "A(st=5)", "B")
+    }
     no_children_left()
 
 
@@ -166,7 +168,7 @@ def test_restart_for_remaining_cells(tmp_path: Path) -> None:
     assert ("server_died", {"label": "A(st=3)", "returncode": -9}) in ev.log
     launches = rd.manifest["servers"]["A(st=3)"]["launches"]
     assert len(launches) == 2 and launches[0]["returncode"] == -9
-    log = (rd.path / "logs" / "A_st=3.log").read_text()
+    log = (rd.path / "logs" / log_file_name("A(st=3)")).read_text()
     assert "launch 2 of A(st=3)" in log
     no_children_left()
 

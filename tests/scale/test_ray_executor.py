@@ -18,7 +18,7 @@ import pytest
 
 from specsweep.config import Plan, parse_experiment, plan_experiment
 from specsweep.orchestrate import create_run_dir, execute
-from specsweep.store import RunDir
+from specsweep.store import RunDir, log_file_name
 
 from ..orchestrate.helpers import descendants, pid_alive, wait_gone
 
@@ -98,7 +98,7 @@ def test_ray_grid_matches_local(cluster: None, tmp_path: Path) -> None:
     assert len(set(gpus["sim"])) == 4 and gpus["plain"] == [], gpus
     # Logs and server info travelled back; nothing of the servers is left.
     for label in ("sim", "plain"):
-        assert "launch 1 of" in (rd.path / "logs" / f"{label}.log").read_text()
+        assert "launch 1 of" in (rd.path / "logs" / log_file_name(label)).read_text()
     assert set(rd.manifest["servers"]) == {"sim", "plain"}
     assert rd.manifest["invocations"][-1]["executor"] == "ray"
     assert wait_gone([d["pid"] for d in events.of("server_ready")]) == []

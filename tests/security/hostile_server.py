@@ -1,46 +1,84 @@
-"""A real localhost server that streams well-formed SSE with hostile usage numbers.
+"""A hostile server for the secret tests: the simulator, plus everything a careless engine does.
 
-``serve(completion_tokens=..., event_bytes=...)`` starts a ThreadingHTTPServer on 127.0.0.1 in a
-daemon thread and returns (base_url, stop). Every POST gets two text chunks, each carrying
-``usage.completion_tokens`` = the given value (vLLM continuous usage), then ``[DONE]``. With
-``event_bytes``, the first event's text is that many bytes long (one huge SSE event).
+    python hostile_server.py --port P [--host H] [--require-basic USER:PW] [--received FILE] [ANY ARGS]
+
+- prints its whole argv and environment at startup (engines do: vLLM's "non-default args");
+- prints every request's Authorization header and body;
+- answers streaming generation requests 2 and 3 with ``401 invalid credentials: <the Authorization
+  header> body=<the request body>`` (a server echoing the bearer token and ``api_key`` back);
+- prints ``[/INST]`` and ANSI escapes (markup and terminal control in a log tail);
+- ``--require-basic``: /health, /v1/models and the non-streaming probe need that Basic credential
+  (a ``url:`` with userinfo must still get ready);
+- ``--received FILE``: writes what it was given (argv, env) there, outside the run dir, so a test
+  can check the secrets did reach the server.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import argparse
+import asyncio
+import base64
+import contextlib
+import json
+import os
+import signal
+import sys
 from typing import Any
 
-import orjson
+from aiohttp import web
+
+from specsweep.sim.profile import load_profile
+from specsweep.sim.server import SimConfig, SimServer
 
 
-def serve(completion_tokens: Any = 2, event_bytes: int = 0) -> tuple[str, Callable[[], None]]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.0"
+async def main(a: argparse.Namespace) -> None:
+    print(f"hostile: argv {sys.argv}", flush=True)
+    print(f"hostile: env {dict(os.environ)}", flush=True)
+    print("hostile: [/INST] [bold]not markup[/bold] \x1b[31mred\x1b[0m", flush=True)
+    if a.received:
+        with open(a.received, "w") as f:
+            json.dump({"argv": sys.argv, "env": dict(os.environ)}, f)
+    server = SimServer(SimConfig(load_profile("toy"), a.host, a.port, 1, 20.0))
+    streams = [0]
 
-        def log_message(self, *a: object) -> None:
-            pass
+    @web.middleware
+    async def hostile(request: web.Request, handler: Any) -> web.StreamResponse:
+        auth = request.headers.get("Authorization", "")
+        body = await request.read()
+        print(
+            f"hostile: {request.method} {request.path} Authorization={auth!r} body={body[:500]!r}", flush=True
+        )
+        stream = False
+        if request.method == "POST":
+            with contextlib.suppress(ValueError):
+                stream = bool(json.loads(body or b"{}").get("stream"))
+        if a.require_basic and not stream:
+            want = "Basic " + base64.b64encode(a.require_basic.encode()).decode()
+            if auth != want:
+                return web.Response(status=401, text=f"need basic auth, got {auth!r}")
+        if stream:
+            streams[0] += 1
+            if streams[0] in (2, 3):
+                text = f"invalid credentials: {auth} body={body.decode('utf-8', 'replace')} [/INST]"
+                return web.Response(status=401, text=text)
+        return await handler(request)
 
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.end_headers()
-            usage = {"prompt_tokens": 16, "completion_tokens": completion_tokens}
-            first = "x" * event_bytes if event_bytes else "tok"
-            for i, text in enumerate([first, " tok"]):
-                choice = {"index": 0, "text": text, "finish_reason": "length" if i else None}
-                self.wfile.write(b"data: " + orjson.dumps({"choices": [choice], "usage": usage}) + b"\n\n")
-            self.wfile.write(b"data: [DONE]\n\n")
+    server.app.middlewares.insert(0, hostile)
+    runner = web.AppRunner(server.app, handle_signals=False, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, a.host, a.port).start()
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    print(f"hostile listening on http://{a.host}:{a.port}", flush=True)
+    await stop.wait()
+    await runner.cleanup()
 
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    srv.daemon_threads = True
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
 
-    def stop() -> None:
-        srv.shutdown()
-        srv.server_close()
-
-    return f"http://127.0.0.1:{srv.server_address[1]}", stop
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--require-basic")
+    ap.add_argument("--received")
+    args, _unknown = ap.parse_known_args()  # --api-key, --bearer, --pass, --header ...: accepted
+    asyncio.run(main(args))

@@ -22,7 +22,7 @@ from specsweep.metrics import compute_metrics, per_token_itl_ms
 from specsweep.records import ERROR_KINDS, RequestRecord
 from specsweep.workload.scenarios import Scenario
 
-from .hostile_server import serve
+from .hostile_counts_server import serve
 
 SC = Scenario(name="t", input_len=16, output_len=8, range_ratio=1.0)
 

@@ -9,8 +9,10 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from specsweep import redact
 from specsweep.errors import UsageError
 from specsweep.paths import output_dir
+from specsweep.terminal import ScrubFilter, plain
 from specsweep.progress import LiveObserver, QuietObserver, assumptions, estimate_plan
 
 __all__ = ["LiveObserver", "QuietObserver", "print_plan", "register"]
@@ -46,15 +48,25 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     from specsweep import orchestrate
     from specsweep.config import load_experiment
+    from specsweep.servers import reap
     from specsweep.store import RunDir
 
     if bool(args.experiment) == bool(args.resume):
         raise UsageError("give an experiment file, or --resume RUN_DIR (one of them)")
+    redact.register_environ()  # OPENAI_API_KEY (the client's bearer token), HF_TOKEN, ...
+    for h in logging.getLogger().handlers:  # no secret reaches the terminal through a log line
+        if not any(isinstance(f, ScrubFilter) for f in h.filters):
+            h.addFilter(ScrubFilter())
     if args.resume:
         run_dir = RunDir.open(args.resume)
+        if not args.dry_run:  # what a killed run left running (workers, stubborn servers)
+            reap.reap_run_dir(run_dir.path)
+            reap.reap_results_dir(run_dir.path.parent)
         plan = orchestrate.load_run_plan(run_dir)
         if args.dry_run:
-            print_plan(plan, finished=run_dir.finished(), rows=run_dir.iter_summary(0))
+            from specsweep.run_secrets import finished_cells
+
+            print_plan(plan, finished=finished_cells(plan, run_dir.finished()), rows=run_dir.iter_summary(0))
             return 0
     else:
         _, plan = load_experiment(args.experiment)
@@ -62,6 +74,7 @@ def _run(args: argparse.Namespace) -> int:
             print_plan(plan)
             return 0
         results = output_dir(args.results_dir or plan.experiment.results_dir or "results", "--results-dir")
+        reap.reap_results_dir(results)
         run_dir = orchestrate.create_run_dir(plan, results, args.experiment)
     print(f"run dir: {run_dir.path}", file=sys.stderr)
     with orchestrate.sigterm_as_interrupt():  # a Ctrl-C (exit 130) until the command returns
@@ -137,21 +150,22 @@ def print_plan(
     )
     for d in orchestrate.describe_plan(plan):
         cfg = d["config"]
-        print(f"\n[{cfg.label}] kind={cfg.spec.kind} method={cfg.method} params={cfg.params}", file=out)
+        params = redact.redact_tree(dict(cfg.params))
+        print(plain(f"\n[{cfg.label}] kind={cfg.spec.kind} method={cfg.method} params={params}"), file=out)
         if d["argv"] is None:
-            print(f"  url: {cfg.spec.url}", file=out)
+            print(f"  url: {plain(redact.redact_url(cfg.spec.url or ''))}", file=out)
         else:
-            from specsweep.config import redact_argv, redact_env
-
-            print(f"  argv: {shlex.join(redact_argv(d['argv']))}", file=out)
+            print(f"  argv: {plain(shlex.join(redact.redact_argv(d['argv'])))}", file=out)
             if cfg.spec.env:
-                print(f"  env: {redact_env(dict(cfg.spec.env))}", file=out)
+                print(f"  env: {plain(redact.redact_env(dict(cfg.spec.env)))}", file=out)
         for c in d["cells"]:
             done = sum((c.cell_id, r) in finished for r in range(exp.repeats))
             mark = f"  [{done}/{exp.repeats} done]" if finished else ""
             print(
-                f"  - {c.cell_id}: {c.scenario} concurrency={c.max_concurrency} "
-                f"num_prompts={c.num_prompts}{mark}",
+                plain(
+                    f"  - {c.cell_id}: {c.scenario} concurrency={c.max_concurrency} num_prompts={c.num_prompts}"
+                )
+                + mark,
                 file=out,
             )
     est = estimate_plan(plan, finished, rows)

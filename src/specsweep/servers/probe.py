@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import urllib.error
 import urllib.request
 from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+from specsweep import redact
 
 
 class ProbeError(Exception):
@@ -15,7 +19,10 @@ class ProbeError(Exception):
 def http_json(url: str, *, body: dict[str, Any] | None = None, timeout: float = 5.0) -> tuple[int, Any]:
     """(status, parsed JSON or text). Connection problems raise ProbeError."""
     data = json.dumps(body).encode() if body is not None else None
+    url, auth = split_userinfo(url)
     req = urllib.request.Request(url, data=data, method="POST" if body is not None else "GET")
+    if auth:
+        req.add_header("Authorization", auth)
     if body is not None:
         req.add_header("Content-Type", "application/json")
     try:
@@ -29,6 +36,22 @@ def http_json(url: str, *, body: dict[str, Any] | None = None, timeout: float = 
         return status, json.loads(raw)
     except ValueError:
         return status, raw.decode("utf-8", "replace")
+
+
+def split_userinfo(url: str) -> tuple[str, str | None]:
+    """``http://u:pw@host/x`` -> (``http://host/x``, a Basic Authorization header): urllib cannot
+    take credentials in the URL (it reads ``u:pw@host`` as the host and its port)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url, None
+    if parts.username is None and parts.password is None:
+        return url, None
+    host = parts.netloc.rsplit("@", 1)[1]
+    cred = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+    token = base64.b64encode(cred.encode()).decode()
+    redact.register(token)  # the same secret, encoded: an echo of the header is scrubbed too
+    return urlunsplit(parts._replace(netloc=host)), "Basic " + token
 
 
 def health_ok(base: str, path: str) -> bool:

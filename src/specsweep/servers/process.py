@@ -8,23 +8,23 @@ Readiness = process alive + ``health_path`` answers 200 + ``/v1/models`` lists a
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import logging
 import os
 import signal
 import socket
 import subprocess
-import sys
 import time
-from collections.abc import Callable
+import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
-from specsweep.config import ServerConfig, redact_argv, redact_env
+from specsweep import redact
+from specsweep.config import ServerConfig
 from specsweep.errors import ServerError
-from specsweep.servers import probe
+from specsweep.servers import probe, reap, spawn
 from specsweep.servers.argv import base_url, build_argv, build_env, version_argv
+from specsweep.servers.logpump import LogPump
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +82,10 @@ class ManagedServer:
         self.version: str | None = None
         self.argv: list[str] | None = None
         self.launches: list[dict[str, Any]] = []
+        self._pump: LogPump | None = None
+        # register this config's secrets (auth-like params and env, secret flags, URL passwords),
+        # so whatever echoes them is scrubbed wherever this runs (a Ray worker too)
+        redact.redact_config({"servers": [cfg.spec.model_dump(mode="json")], "params": dict(cfg.params)})
 
     # ---- lifecycle --------------------------------------------------------------------------
     def start(self) -> None:
@@ -89,6 +93,7 @@ class ManagedServer:
         spec = self.cfg.spec
         if spec.kind == "url":
             self.base_url = base_url(self.cfg, 0)
+            self.launches.append({"started_at": now_iso(), "pid": None, "port": self.port})
         else:
             if spec.port and not port_free(spec.host, spec.port):
                 # readiness would otherwise probe (and the cells measure) whoever listens there
@@ -100,33 +105,35 @@ class ManagedServer:
             self.argv = build_argv(self.cfg, self.port)
             self.base_url = base_url(self.cfg, self.port)
             env = build_env(self.cfg, self.port)
+            launch_id = uuid.uuid4().hex
+            env[reap.MARK] = launch_id  # lets the next run recognise this launch's processes
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log = self.log_path.open("ab")
             header = (
                 f"\n===== specsweep: launch {len(self.launches) + 1} of {self.cfg.label} at {now_iso()}\n"
             )
-            header += f"===== argv: {redact_argv(self.argv or [])}\n"
-            header += f"===== env (experiment): {redact_env(dict(spec.env))}\n"
-            self._log.write(header.encode())
+            header += f"===== argv: {redact.redact_argv(self.argv or [])}\n"
+            header += f"===== env (experiment): {redact.redact_env(dict(spec.env))}\n"
+            self._log.write(redact.scrub_text(header).encode())
             self._log.flush()
-            try:
-                self.proc = subprocess.Popen(
-                    self.argv or [],
-                    stdin=subprocess.DEVNULL,
-                    stdout=self._log,
-                    stderr=subprocess.STDOUT,
-                    env=env,
-                    start_new_session=True,
-                    preexec_fn=_die_with_parent(),
-                )
-            except OSError as e:
-                self._close_log()
-                raise ServerError(
-                    f"{self.cfg.label}: cannot start {self.argv[0] if self.argv else '?'}: {e.strerror or e}"
-                ) from e
-        self.launches.append(
-            {"started_at": now_iso(), "pid": self.proc.pid if self.proc else None, "port": self.port}
-        )
+            read_fd, write_fd = os.pipe()
+            with spawn.held_stop_signals():  # a Ctrl-C meanwhile is raised after: process recorded
+                try:
+                    self.proc = spawn.popen(self.argv or [], stdout=write_fd, env=env)
+                except OSError as e:
+                    os.close(read_fd)
+                    self._close_log()
+                    raise ServerError(
+                        f"{self.cfg.label}: cannot start {self.argv[0] if self.argv else '?'}: "
+                        f"{e.strerror or e}"
+                    ) from e
+                finally:
+                    os.close(write_fd)
+                self._pump = LogPump(read_fd, self._log)
+                self.launches.append(
+                    {"started_at": now_iso(), "pid": self.proc.pid, "port": self.port,
+                     **reap.identity(self.proc.pid, launch_id)}
+                )  # fmt: skip
         try:
             self._wait_ready()
         except BaseException:
@@ -230,16 +237,18 @@ class ManagedServer:
         self._close_log()
 
     def _close_log(self) -> None:
+        if self._pump is not None:
+            self._pump.close()
+            self._pump = None
         if self._log is not None:
             with contextlib.suppress(OSError):
                 self._log.close()
             self._log = None
 
     def log_tail(self, n_lines: int = 40) -> str:
-        if self._log is not None:
-            with contextlib.suppress(OSError):
-                self._log.flush()
-        return tail(self.log_path, n_lines)
+        if self._pump is not None:
+            self._pump.flush()
+        return redact.scrub_text(tail(self.log_path, n_lines))
 
     def _error(self, what: str) -> ServerError:
         t = self.log_tail()
@@ -253,32 +262,14 @@ class ManagedServer:
         return {
             "name": self.cfg.name,
             "kind": self.cfg.spec.kind,
-            "argv": redact_argv(self.argv) if self.argv else None,
-            "env": redact_env(dict(self.cfg.spec.env)),
-            "base_url": self.base_url,
+            "argv": redact.redact_argv(self.argv) if self.argv else None,
+            "env": redact.redact_env(dict(self.cfg.spec.env)),
+            "base_url": redact.redact_url(self.base_url),
             "model_id": self.model_id,
             "version": self.version,
             "log": self.log_path.name,
             "launches": list(self.launches),
         }
-
-
-def _die_with_parent() -> Callable[[], None] | None:
-    """Linux: the server gets SIGTERM if specsweep itself is killed (SIGKILL leaves no time for a
-    teardown, and an orphaned engine would keep its GPUs). None elsewhere."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        prctl = libc.prctl
-    except (OSError, AttributeError):
-        return None
-    pr_set_pdeathsig = 1
-
-    def set_pdeathsig() -> None:
-        prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
-
-    return set_pdeathsig
 
 
 def _group_alive(pgid: int) -> bool:

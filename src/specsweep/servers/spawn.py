@@ -1,0 +1,82 @@
+"""Starting a server process so that neither a signal nor specsweep's death can go astray.
+
+- ``held_stop_signals``: SIGINT/SIGTERM are blocked and only recorded while the process is forked.
+  A Python signal handler that raises inside ``Popen``'s fork (its ``preexec_fn`` and fork
+  handlers run there) becomes "Exception ignored" and the Ctrl-C is lost; held, the signal is
+  delivered once the caller has the process in hand, so it is stopped, and the run stops.
+- the child starts in its own session (its own process group, which teardown signals whole), with
+  the stop signals unblocked again, and on Linux with ``PR_SET_PDEATHSIG`` SIGTERM: if specsweep
+  is killed, the kernel signals the server (only the server: what it started is reaped by the next
+  run, ``servers.reap``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from typing import IO, Any
+
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+@contextlib.contextmanager
+def held_stop_signals() -> Iterator[None]:
+    """Within: SIGINT/SIGTERM recorded, not acted on. After: the first one recorded is raised again
+    (so the caller's usual handling, KeyboardInterrupt, happens outside the critical section)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    old = {s: signal.signal(s, lambda signum, frame: held.append(signum)) for s in STOP_SIGNALS}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a pending one runs the recorder now
+        for s, h in old.items():
+            signal.signal(s, h)
+        if held:  # also when the block raised: a stop must stop
+            signal.raise_signal(held[0])
+
+
+def popen(argv: list[str], *, stdout: int | IO[Any], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """``Popen`` of a server: no shell, stdin closed, stderr with stdout, own session."""
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
+        preexec_fn=_child_setup(os.getpid()),
+    )
+
+
+def _child_setup(parent: int) -> Callable[[], None]:
+    """Runs in the child between fork and exec: unblock the stop signals (the mask survives exec)
+    and ask for SIGTERM when specsweep dies."""
+    prctl = _prctl()
+
+    def setup() -> None:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+        if prctl is not None:
+            prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+            if os.getppid() != parent:  # specsweep died before the prctl: do not run orphaned
+                os._exit(1)
+
+    return setup
+
+
+def _prctl() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None

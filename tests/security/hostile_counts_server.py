@@ -1,0 +1,46 @@
+"""A real localhost server that streams well-formed SSE with hostile usage numbers.
+
+``serve(completion_tokens=..., event_bytes=...)`` starts a ThreadingHTTPServer on 127.0.0.1 in a
+daemon thread and returns (base_url, stop). Every POST gets two text chunks, each carrying
+``usage.completion_tokens`` = the given value (vLLM continuous usage), then ``[DONE]``. With
+``event_bytes``, the first event's text is that many bytes long (one huge SSE event).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import orjson
+
+
+def serve(completion_tokens: Any = 2, event_bytes: int = 0) -> tuple[str, Callable[[], None]]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.0"
+
+        def log_message(self, *a: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            usage = {"prompt_tokens": 16, "completion_tokens": completion_tokens}
+            first = "x" * event_bytes if event_bytes else "tok"
+            for i, text in enumerate([first, " tok"]):
+                choice = {"index": 0, "text": text, "finish_reason": "length" if i else None}
+                self.wfile.write(b"data: " + orjson.dumps({"choices": [choice], "usage": usage}) + b"\n\n")
+            self.wfile.write(b"data: [DONE]\n\n")
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+
+    def stop() -> None:
+        srv.shutdown()
+        srv.server_close()
+
+    return f"http://127.0.0.1:{srv.server_address[1]}", stop
