@@ -47,3 +47,6 @@ class BenchOutcome:
     result: dict[str, Any]  # one JSON line: sglang.bench_serving key names + our extras
     records: list[RequestRecord]  # all requests incl. warmup (is_warmup flag)
     invalid_reason: str | None = None  # the client was the bottleneck, etc.
+    # Per measured request index: [(chunk position, ns), ...] for chunks whose arrival stamp may be up
+    # to that much late (read together with later bytes); see client/selfcheck.py.
+    stamp_bounds: dict[int, list[tuple[int, int]]] = field(default_factory=dict)

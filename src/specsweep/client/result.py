@@ -143,4 +143,4 @@ def build_outcome(
     invalid = "; ".join(v.reasons) or None
     result["invalid"] = invalid is not None
     result["invalid_reason"] = invalid
-    return BenchOutcome(result=result, records=warm + records, invalid_reason=invalid)
+    return BenchOutcome(result=result, records=warm + records, invalid_reason=invalid, stamp_bounds=bounds)

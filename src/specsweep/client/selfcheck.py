@@ -223,8 +223,8 @@ def judge(
         if p["client_cpu_util"] > MAX_CLIENT_CPU:
             reasons.append(f"client CPU saturated ({p['client_cpu_util']:.0%} of one core{who(i)})")
         if p["schedule_lag_p99_ms"] > MAX_SCHEDULE_LAG_P99_MS:
-            reasons.append(f"arrival schedule late: p99 {p['schedule_lag_p99_ms']:.1f} ms{who(i)} "
-                           "(the offered load was not the one asked for)")  # fmt: skip
+            reasons.append(f"arrival schedule late (p99 {p['schedule_lag_p99_ms']:.1f} ms{who(i)}): the "
+                           "offered load was not the one asked for")  # fmt: skip
     damage: dict[str, Any] | None = None
     if kernel:
         frac = shared_stamp_fraction(records)
