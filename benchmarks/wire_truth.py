@@ -181,6 +181,7 @@ class Row:
     wire: dict[str, float] = field(default_factory=dict)
     client_figs: dict[str, float] = field(default_factory=dict)
     invalid: bool | None = None
+    bound: dict[str, float] = field(default_factory=dict)  # specsweep's stamp_error: how far it may be off
     reason: str = ""
     dropped: int = 0
     load: float = 0.0
@@ -198,7 +199,18 @@ class Row:
               and abs(d.get("itl_p99", 0)) <= 2.0)  # fmt: skip
         if ok:
             return "agrees"
-        return "honest (invalid)" if self.invalid else ("WRONG" if self.invalid is False else "off (peer)")
+        if self.invalid is None:
+            return "off (peer)"
+        return "honest (invalid)" if self.invalid else "WRONG"
+
+    @property
+    def bound_holds(self) -> str:
+        """Whether every difference to the wire is within specsweep's own bound (+0.5 ms for the
+        capture's and the socket's stamps being taken at different points of the kernel)."""
+        if not self.bound or not self.diff:
+            return ""
+        ok = all(self.diff[k] <= self.bound.get(k, 0.0) + 0.5 for k in ("ttft_mean", "ttft_p50", "ttft_p99"))
+        return "yes" if ok else "NO"
 
 
 def wire_figures(reqs: list[tuple[int, list[int]]]) -> dict[str, float]:
@@ -259,6 +271,10 @@ def one(
         row.client_figs = {"ttft_mean": res["mean_ttft_ms"], "ttft_p50": res["median_ttft_ms"],
                            "ttft_p99": res["p99_ttft_ms"], "itl_p99": res["p99_itl_ms"]}  # fmt: skip
         row.invalid = bool(res["invalid"])
+        se = res.get("stamp_error") or {}
+        row.bound = {
+            k: float(se.get(f"{k}_ms", 0.0)) for k in ("ttft_mean", "ttft_p50", "ttft_p99", "itl_p99")
+        }
         row.reason = res.get("invalid_reason") or "; ".join(res.get("warnings") or [])
     else:
         tt = np.asarray(res["ttfts"]) * 1000
@@ -271,18 +287,22 @@ def one(
 
 def table(rows: list[Row]) -> str:
     out = ["| client | host | c | workers | requests on wire | TTFT mean wire / client (diff) | TTFT p50 diff | "
-           "TTFT p99 wire / client (diff) | ITL p99 diff | load avg | dropped | verdict | reason |",
-           "|---|---|---:|---:|---:|---|---:|---|---:|---:|---:|---|---|"]  # fmt: skip
+           "TTFT p99 wire / client (diff) | ITL p99 diff | bound TTFT mean/p99, ITL p99 | within bound | load avg | "
+           "dropped | verdict | reason |",
+           "|---|---|---:|---:|---:|---|---:|---|---:|---|---|---:|---:|---|---|"]  # fmt: skip
     for r in rows:
         w, c, d = r.wire, r.client_figs, r.diff
         if not d:
-            out.append(f"| {r.client} | {r.host} | {r.concurrency} | {r.workers} | {r.n_wire} | | | | | "
+            out.append(f"| {r.client} | {r.host} | {r.concurrency} | {r.workers} | {r.n_wire} | | | | | | | "
                        f"{r.load:.1f} | {r.dropped} | n/a | {r.reason} |")  # fmt: skip
             continue
+        b = r.bound
+        bnd = f"{b['ttft_mean']:.2f} / {b['ttft_p99']:.2f}, {b['itl_p99']:.2f}" if b else ""
         out.append(
             f"| {r.client} | {r.host} | {r.concurrency} | {r.workers} | {r.n_wire} | {w['ttft_mean']:.2f} / "
             f"{c['ttft_mean']:.2f} ({d['ttft_mean']:+.2f}) | {d['ttft_p50']:+.2f} | {w['ttft_p99']:.2f} / "
-            f"{c['ttft_p99']:.2f} ({d['ttft_p99']:+.2f}) | {d['itl_p99']:+.2f} | {r.load:.1f} | {r.dropped} | "
+            f"{c['ttft_p99']:.2f} ({d['ttft_p99']:+.2f}) | {d['itl_p99']:+.2f} | {bnd} | {r.bound_holds} | "
+            f"{r.load:.1f} | {r.dropped} | "
             f"{r.verdict} | {r.reason[:160]} |"
         )
     return "\n".join(out)
