@@ -4,7 +4,9 @@ A client that stamps a chunk when its event loop gets round to reading the socke
 queue to the server: with hundreds of streams made ready by one server tick, the last socket is read
 milliseconds after its bytes came in. On Linux the kernel stamps every received packet
 (``SO_TIMESTAMPNS``); reading with ``recvmsg`` returns the stamp of the newest bytes of the read, so a
-chunk's arrival time no longer depends on how busy the client is. Sends are stamped as they are handed
+chunk's arrival time no longer depends on how busy the client is. When bytes that arrived at
+different times are read together, only the newest have an exact stamp; ``rx_floor_ns`` bounds how
+early the others can have come (see :class:`StampedSocket`). Sends are stamped as they are handed
 to the kernel (``send``), so a request's send time excludes the client's own preparation.
 
 :class:`StampedSocket` is a ``socket.socket`` that the event loop's transport uses like any other
@@ -77,13 +79,22 @@ def _note_age(age: int) -> None:
 class StampedSocket(socket.socket):
     """A TCP socket whose reads carry the kernel's arrival time (``rx_ns``) and whose last send is
     stamped (``tx_ns``), both on the monotonic clock in ns. ``kernel`` is True once a read carried a
-    kernel stamp."""
+    kernel stamp.
 
-    __slots__ = ("kernel", "rx_ns", "tx_ns")
+    ``rx_ns`` is the arrival of the *newest* bytes of the read: the kernel keeps one stamp per socket
+    buffer and, when a reader is late, merges a newly arrived segment into the queued one, keeping the
+    newer stamp (``tcp_try_coalesce``; reading with a bounded size does not bring the older stamp
+    back). So the older bytes of a read arrived at some time in ``[rx_floor_ns, rx_ns]``:
+    ``rx_floor_ns`` is when the last read that drained the socket (returned less than asked, or
+    found it empty) began, and nothing in this read can have arrived before that."""
+
+    __slots__ = ("_drained_ns", "kernel", "rx_floor_ns", "rx_ns", "tx_ns")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.rx_ns = 0
+        self.rx_floor_ns = 0
+        self._drained_ns = 0
         self.tx_ns = 0
         self.kernel = False
         if SO_TIMESTAMPNS is not None and _ANC:
@@ -94,10 +105,23 @@ class StampedSocket(socket.socket):
                 self.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, _UNPACED)
 
     def recv(self, bufsize: int, flags: int = 0) -> bytes:
-        if not _ANC:
-            data = super().recv(bufsize, flags)
-            self.rx_ns = _mono()
-            return data
+        start = _mono()
+        try:
+            if not _ANC:
+                data = super().recv(bufsize, flags)
+                self.rx_ns = _mono()
+            else:
+                data = self._recv_stamped(bufsize, flags)
+        except BlockingIOError:  # nothing queued at ``start``: later bytes arrived after it
+            self._drained_ns = start
+            raise
+        # The bytes just read arrived after the last read that left nothing behind began.
+        self.rx_floor_ns = self._drained_ns
+        if len(data) < bufsize:
+            self._drained_ns = start
+        return data
+
+    def _recv_stamped(self, bufsize: int, flags: int) -> bytes:
         data, anc, _flags, _addr = self.recvmsg(bufsize, _ANC, flags)
         real = _real()
         now = _mono()  # read second: any gap between the two readings makes the stamp late, never early

@@ -6,7 +6,7 @@ import asyncio
 
 from aiohttp import web
 
-from specsweep.client.runner import _SendPacer, make_session, prewarm
+from specsweep.client.transport import SendPacer, make_session, prewarm
 
 
 def test_pacer_releases_at_most_per_pass_starts_per_loop_pass_in_order() -> None:
@@ -19,7 +19,7 @@ def test_pacer_releases_at_most_per_pass_starts_per_loop_pass_in_order() -> None
             loop.call_soon(tick)
 
         loop.call_soon(tick)
-        pacer = _SendPacer(per_pass=2)
+        pacer = SendPacer(per_pass=2)
         started: list[tuple[int, int]] = []
 
         async def req(i: int) -> None:

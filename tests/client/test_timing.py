@@ -167,3 +167,71 @@ def test_stamped_socket_reports_kernel_arrival_of_newest_bytes() -> None:
             return
         assert c.kernel
         assert t_second - 1_000_000 <= c.rx_ns < t_read - 20_000_000
+
+
+@pytest.mark.skipif(kstamp.SO_TIMESTAMPNS is None, reason="kernel receive stamps are Linux-only")
+def test_chunks_read_together_carry_a_bound_that_holds_the_truth() -> None:
+    """A client stuck for 30 ms at a time reads chunks written 8-12 ms apart together: they share
+    the newest stamp (the kernel merges queued segments). Each such chunk must carry a bound, the
+    server's write must lie within [stamp - bound, stamp], and the run is invalid with the reason."""
+    script = Script(ttft_s=0.02, gaps_s=[0.008, 0.012, 0.009, 0.011], tokens=[1, 1, 1, 1, 1])
+
+    async def run(url: str):  # type: ignore[no-untyped-def]
+        done = asyncio.Event()
+
+        async def hog() -> None:
+            while not done.is_set():
+                await asyncio.sleep(0.001)
+                time.sleep(0.03)
+
+        cfg = BenchConfig(base_url=url, scenario=SC, backend="vllm", num_prompts=4, max_concurrency=1,
+                          scrape_metrics=False, quiet=True)  # fmt: skip
+        h = asyncio.ensure_future(hog())
+        try:
+            return await run_bench_async(cfg)
+        finally:
+            done.set()
+            await h
+
+    with ProcessServer(script) as ps:
+        out = asyncio.run(run(ps.url))
+        writes, _ = ps.fetch()
+    recs = sorted((r for r in out.records if not r.is_warmup), key=lambda r: r.send_ns)
+    bounded = 0
+    for rec, w in zip(recs, sorted(writes, key=lambda w: w[0]), strict=True):
+        b = dict(out.stamp_bounds.get(rec.index, []))
+        for j, (c, t) in enumerate(zip(rec.chunk_ns, w, strict=True)):
+            assert c >= t, (j, c, t)  # a kernel stamp is never before the write
+            assert c - b.get(j, 0) <= t + 2_000_000, (j, (c - t) / 1e6, b.get(j, 0) / 1e6)
+            bounded += j in b
+    assert bounded >= 4  # the stuck client did merge reads
+    res = out.result
+    assert res["invalid"] and "arrival stamps could be off" in res["invalid_reason"]
+    assert res["stamp_error"]["requests_affected"] >= 1 and res["stamp_error"]["requests"]
+
+
+def test_stamped_socket_bounds_older_bytes_of_a_merged_read() -> None:
+    """Bytes read together arrived no earlier than the last read that drained the socket began."""
+    import socket
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    c = kstamp.socket_factory((socket.AF_INET, socket.SOCK_STREAM, 0, "", ()))
+    assert isinstance(c, kstamp.StampedSocket)
+    c.connect(srv.getsockname())
+    s, _ = srv.accept()
+    with c, s, srv:
+        s.send(b"a")
+        time.sleep(0.01)
+        before_drain = time.monotonic_ns()
+        assert c.recv(100) == b"a"  # drains the socket
+        time.sleep(0.01)
+        t_b = time.monotonic_ns()
+        s.send(b"b")
+        time.sleep(0.02)
+        s.send(b"c")
+        time.sleep(0.01)
+        assert c.recv(100) == b"bc"
+        assert before_drain <= c.rx_floor_ns <= t_b  # "b" arrived in [floor, rx_ns]
+        assert c.rx_ns >= t_b

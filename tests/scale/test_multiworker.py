@@ -111,6 +111,14 @@ def test_two_workers_measure_what_one_does(firehose: str) -> None:
         assert r["median_tpot_ms"] == pytest.approx(GAP_MS, rel=0.15), r
     assert r2["median_tpot_ms"] == pytest.approx(r1["median_tpot_ms"], rel=0.1)
     assert r2["median_ttft_ms"] < GAP_MS * 3 and r1["median_ttft_ms"] < GAP_MS * 3
+    # One result type and one self-check: the same keys, warnings and stamp bounds either way.
+    assert set(r1) <= set(r2) and set(r2) - set(r1) == {"workers"}
+    assert set(r1["self_check"]) <= set(r2["self_check"])
+    for r in (r1, r2):
+        assert isinstance(r["warnings"], list) and r["arrival_stamps"] in ("kernel", "read")
+        if r["arrival_stamps"] == "kernel":
+            assert r["stamp_error"] is not None and "ttft_p99_ms" in r["stamp_error"]
+        assert r["invalid"] == bool(r["invalid_reason"])
     # Same host, one CLOCK_MONOTONIC: the measured offset is ~0, within its own error bound.
     for w in r2["self_check"]["per_worker"]:
         assert abs(w["clock_offset_ns"]) <= w["clock_rtt_ns"] / 2 + 50_000, w

@@ -15,8 +15,9 @@ How:
   round trip, whose error is at most RTT/2), before and after the run, and shifts every record's
   ns times onto its own clock: ``t_driver = t_worker - offset``. The measured run starts on all
   workers at one driver instant (each converts it to its own clock).
-- Metrics are computed once over the merged records (``specsweep.metrics.compute_metrics``); the
-  run is invalid if any worker's self-check failed.
+- Every worker measures with ``client.runner.measure_run`` (the single-process path) and returns a
+  ``WorkerRun``; the driver shifts their records onto its clock and ``client.result.build_outcome``
+  makes the one result line and the one self-check verdict, as for a single process.
 
 Workers are local processes (``python -m specsweep.client.multiworker``, pickled frames over
 stdin/stdout) or, with ``ray_address``, Ray actors spread over the cluster's nodes.
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import os
 import pickle
 import struct
@@ -37,11 +37,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
-import numpy as np
-
-from specsweep.bench import BenchConfig, BenchOutcome
+from specsweep.bench_types import BenchConfig, BenchOutcome
+from specsweep.client.result import ServerSide, WorkerRun, build_outcome
 from specsweep.errors import BenchError, MissingDependency
 from specsweep.records import RequestRecord
+from specsweep.workload.scenarios import default_num_prompts
 
 _now = time.monotonic_ns
 CLOCK_SAMPLES = 25
@@ -108,16 +108,6 @@ def shift_record(r: RequestRecord, delta_ns: int) -> None:
 
 
 # ---- the worker side ---------------------------------------------------------------------------
-@dataclass
-class WorkerResult:
-    worker: int
-    records: list[RequestRecord]
-    warm: list[RequestRecord]
-    check: dict[str, float]
-    host: str = ""
-    pid: int = 0
-
-
 class WorkerCore:
     """One worker's state between messages: its own event loop, HTTP session, share and runner."""
 
@@ -144,20 +134,12 @@ class WorkerCore:
         raise ValueError(f"unknown worker message {op!r}; expected one of: clock, setup, run, close")
 
     async def _setup(self, cfg: BenchConfig, model: str | None, share: Share) -> dict[str, Any]:
-        from specsweep.client.runner import Runner, _drive, make_session, prewarm
-        from specsweep.workload.arrivals import arrival_offsets
-        from specsweep.workload.prompts import generate, warmup_specs
-        from specsweep.workload.scenarios import default_num_prompts
+        from specsweep.client.runner import Runner, drive, make_session, prewarm, request_plan
+        from specsweep.workload.prompts import warmup_specs
         from specsweep.workload.tokenizer import load_tokenizer
 
         tok = load_tokenizer(cfg.tokenizer, warn=False)
-        n = cfg.num_prompts or default_num_prompts(cfg.max_concurrency or 1)
-        specs = generate(cfg.scenario, n, tok, cfg.seed)
-        offsets = (
-            None
-            if math.isinf(cfg.request_rate)
-            else arrival_offsets(n, cfg.request_rate, cfg.burstiness, cfg.seed)
-        )
+        specs, offsets = request_plan(cfg, tok)
         self.share = share
         self.specs = [specs[i] for i in share.indices]
         self.offsets = None if offsets is None else [offsets[i] for i in share.indices]
@@ -165,16 +147,15 @@ class WorkerCore:
         self.runner = Runner(cfg, self.session, tok, model)
         self.runner.worker = share.worker
         if share.warmup:
-            self.warm, _ = await _drive(
+            self.warm, _ = await drive(
                 self.runner, warmup_specs(specs[0], share.warmup), None, share.concurrency
             )
         if share.concurrency:
             await prewarm(self.session, cfg.base_url, min(share.concurrency, len(self.specs)))
         return {"worker": share.worker, "pid": os.getpid(), "host": _hostname(), "requests": len(self.specs)}
 
-    async def _run(self, start_ns: int) -> WorkerResult:
-        from specsweep import kstamp
-        from specsweep.client.runner import _drive, _LagMonitor, lateness_figures, shared_stamp_fraction
+    async def _run(self, start_ns: int) -> WorkerRun:
+        from specsweep.client.runner import measure_run
 
         assert self.share is not None and self.runner is not None
         delay = (start_ns - _now()) / 1e9
@@ -182,25 +163,9 @@ class WorkerCore:
             await asyncio.sleep(delay - 0.002)
         while _now() < start_ns:  # the last 2 ms spun: every worker starts within ~a loop tick
             pass
-        mon = _LagMonitor()
-        mon.start()
-        cpu0, wall0 = time.process_time(), time.monotonic()
-        kstamp.read_ages_start()
-        try:
-            records, sched_lag = await _drive(self.runner, self.specs, self.offsets, self.share.concurrency)
-        finally:
-            ages = kstamp.read_ages_stop()
-        cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
-        await mon.stop()
-        check = {
-            "client_cpu_util": cpu / wall if wall > 0 else 0.0,
-            **lateness_figures(mon.lags_ms, ages if self.runner.kernel_stamps else None),
-            "schedule_lag_p99_ms": float(np.percentile(sched_lag, 99)) if sched_lag else 0.0,
-            "kernel_stamps": 1.0 if self.runner.kernel_stamps else 0.0,
-        }
-        if self.runner.kernel_stamps:
-            check["shared_stamp_frac"] = shared_stamp_fraction(records)
-        return WorkerResult(self.share.worker, records, self.warm, check, _hostname(), os.getpid())
+        run = await measure_run(self.runner, self.specs, self.offsets, self.share.concurrency, self.warm)
+        run.host, run.pid = _hostname(), os.getpid()
+        return run
 
     def close(self) -> None:
         if self.session is not None:
@@ -403,7 +368,6 @@ async def run_multiworker_async(
     """
     from specsweep.client import probes
     from specsweep.client.runner import make_session, resolve_model
-    from specsweep.workload.scenarios import default_num_prompts
     from specsweep.workload.tokenizer import load_tokenizer
 
     tok = load_tokenizer(cfg.tokenizer, warn=not cfg.quiet)
@@ -420,10 +384,10 @@ async def run_multiworker_async(
     try:
         async with make_session() as session:
             model = await resolve_model(session, cfg)
-            version = await probes.server_version(session, base)
+            srv = ServerSide(version=await probes.server_version(session, base))
             for s in shares:
                 handles.append(RayWorker(s.worker) if use_ray else ProcessWorker(s.worker))
-            infos = await asyncio.gather(
+            await asyncio.gather(
                 *(
                     asyncio.to_thread(h.call, ("setup", cfg, model, s))
                     for h, s in zip(handles, shares, strict=True)
@@ -431,10 +395,10 @@ async def run_multiworker_async(
             )
             if cfg.warmup_requests > 0:
                 await asyncio.sleep(cfg.warmup_sleep_s)
-            before = await probes.scrape_spec(session, base) if cfg.scrape_metrics else None
+            srv.spec_before = await probes.scrape_spec(session, base) if cfg.scrape_metrics else None
             clocks = [_Clock(best_sample(sm), samples=sm) for sm in map(measure_clock, handles)]
             start = _now() + int(START_LEAD_S * 1e9)
-            results: list[WorkerResult] = await asyncio.gather(
+            runs: list[WorkerRun] = await asyncio.gather(
                 *(
                     asyncio.to_thread(h.call, ("run", start + c.before.offset_ns))
                     for h, c in zip(handles, clocks, strict=True)
@@ -444,95 +408,35 @@ async def run_multiworker_async(
                 sm = measure_clock(h)
                 c.after = best_sample(sm)
                 c.samples += sm
-            after = await probes.scrape_spec(session, base) if cfg.scrape_metrics else None
-            srv_al = await probes.server_accept_length(session, base) if cfg.scrape_metrics else None
+            if cfg.scrape_metrics:
+                srv.spec_after = await probes.scrape_spec(session, base)
+                srv.accept_length = await probes.server_accept_length(session, base)
     finally:
         for h in handles:
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(h.close)
-    return merge_results(cfg, model, tok, version, results, clocks, infos, before, after, srv_al)
+    return merge_runs(cfg, model, tok.name, srv, runs, clocks)
 
 
-def merge_results(
+def merge_runs(
     cfg: BenchConfig,
     model: str | None,
-    tok: Any,
-    version: dict[str, Any] | None,
-    results: Sequence[WorkerResult],
+    tokenizer: str,
+    srv: ServerSide,
+    runs: Sequence[WorkerRun],
     clocks: Sequence[_Clock],
-    infos: Sequence[dict[str, Any]],
-    before: dict[str, Any] | None,
-    after: dict[str, Any] | None,
-    srv_al: float | None,
 ) -> BenchOutcome:
-    from specsweep import acceptance
-    from specsweep.client import probes
-    from specsweep.client.runner import (
-        MAX_CLIENT_CPU,
-        MAX_SCHEDULE_LAG_P99_MS,
-        _result_line,
-        lateness_reason,
-    )
-    from specsweep.metrics import compute_metrics
-    from specsweep.metrics_category import per_category
-
-    warm: list[RequestRecord] = []
-    records: list[RequestRecord] = []
-    per_worker: list[dict[str, Any]] = []
-    for res, clk, info in zip(results, clocks, infos, strict=True):
+    """Put every worker's records on the driver's clock and build the one result line."""
+    info = []
+    for run, clk in zip(runs, clocks, strict=True):
         off = clk.best.offset_ns
-        for r in (*res.warm, *res.records):
+        for r in (*run.warm, *run.records):
             shift_record(r, off)
-        warm += res.warm
-        records += res.records
-        per_worker.append({
-            "worker": res.worker, "host": res.host, "pid": res.pid, "requests": info.get("requests"),
+        info.append({
             "clock_offset_ns": off, "clock_rtt_ns": clk.best.rtt_ns,
             "clock_drift_ns": (clk.after.offset_ns - clk.before.offset_ns) if clk.after else None,
-            **res.check,
         })  # fmt: skip
-    records.sort(key=lambda r: r.index)
-    metrics = compute_metrics(records, goodput=cfg.goodput or None)
-    result = _result_line(cfg, model, tok, version, metrics)
-    result.update(probes.spec_delta(before, after))
-    result.update(acceptance.fill(result))  # one definition for every engine (specsweep.acceptance)
-    result["server_accept_length"] = srv_al
-    result["per_category"] = per_category(records, result.get("accept_length"))
-    result["workers"] = len(results)
-    check = {
-        k: max(float(w[k]) for w in per_worker)
-        for k in (
-            "client_cpu_util",
-            "loop_lag_p50_ms",
-            "loop_lag_p99_ms",
-            "loop_lag_max_ms",
-            "schedule_lag_p99_ms",
-        )
-    }
-    for k in ("read_delay_p50_ms", "read_delay_p99_ms"):
-        vals = [float(w[k]) for w in per_worker if w.get(k) is not None]
-        if vals and len(vals) == len(per_worker):
-            check[k] = max(vals)
-    check["clock_error_max_ms"] = max(w["clock_rtt_ns"] for w in per_worker) / 2e6
-    result["self_check"] = {**check, "per_worker": per_worker}
-    result["arrival_stamps"] = "kernel" if all(w.get("kernel_stamps") for w in per_worker) else "read"
-    reasons = []
-    for w in per_worker:
-        if w["client_cpu_util"] > MAX_CLIENT_CPU:
-            reasons.append(
-                f"worker {w['worker']}: client CPU saturated ({w['client_cpu_util']:.0%} of one core)"
-            )
-        late = lateness_reason(w)
-        if late:
-            reasons.append(f"worker {w['worker']}: {late}")
-        if w["schedule_lag_p99_ms"] > MAX_SCHEDULE_LAG_P99_MS:
-            reasons.append(
-                f"worker {w['worker']}: arrival schedule late: p99 {w['schedule_lag_p99_ms']:.1f} ms"
-            )
-    invalid = "; ".join(reasons) or None
-    result["invalid"] = invalid is not None
-    result["invalid_reason"] = invalid
-    return BenchOutcome(result=result, records=warm + records, invalid_reason=invalid)
+    return build_outcome(cfg, model, tokenizer, srv, runs, info)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from specsweep.errors import UsageError
@@ -76,6 +79,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     req.add_argument("--disable-spec-metrics", action="store_true", help="do not scrape /metrics")
     req.add_argument("--keep-text", action="store_true", help="store output text in the records")
+    req.add_argument(
+        "--allow-redirects",
+        action="store_true",
+        help="follow HTTP redirects (default: refuse them; the result line says which was done)",
+    )
     out = p.add_argument_group("output")
     out.add_argument("--goodput", nargs="+", help="SLOs: ttft:MS tpot:MS e2el:MS")
     out.add_argument("--tag", help="free-form tag written into the result line (e.g. the scenario)")
@@ -143,8 +151,59 @@ def build_config(args: argparse.Namespace) -> object:
         ignore_eos=args.ignore_eos, temperature=args.temperature, request_timeout_s=args.request_timeout,
         keep_text=args.keep_text, repeats=args.repeats, scrape_metrics=not args.disable_spec_metrics,
         workers=args.workers,
-        quiet=args.quiet,
+        quiet=args.quiet, allow_redirects=args.allow_redirects,
     )  # fmt: skip
+
+
+def _records_path(arg: str, rep: int, repeats: int) -> Path:
+    path = Path(arg)
+    return path.with_name(f"{path.stem}.r{rep}{path.suffix}") if repeats > 1 else path
+
+
+def _write_records(path: Path, records: list[Any]) -> None:
+    from specsweep.store import dumps, write_records_parquet
+
+    if path.suffix == ".jsonl":
+        with open(path, "wb") as f:
+            for r in records:
+                f.write(dumps(r.to_dict()) + b"\n")
+    else:
+        write_records_parquet(path, records)
+
+
+def check_output_path(flag: str, path: Path) -> None:
+    """Raise UsageError unless ``path`` can be written: not a directory, its directory exists, and
+    a file can be created there (tried, then removed; an existing file is opened for append only)."""
+    if path.is_dir():
+        raise UsageError(f"{flag} {str(path)!r} is a directory; expected a file path")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"{flag} {str(path)!r}: directory {str(parent)!r} does not exist; create it first")
+    try:
+        if path.exists():
+            with open(path, "ab"):
+                pass
+        else:
+            fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".check", dir=parent)
+            os.close(fd)
+            os.unlink(tmp)
+    except OSError as e:
+        raise UsageError(
+            f"{flag} {str(path)!r} is not writable ({e.strerror or e}); expected a writable file path"
+        ) from e
+
+
+def rescue(result: dict[str, Any], records: list[Any], rep: int) -> Path:
+    """Save a run whose output could not be written into a fresh directory under the system's temp
+    dir (result.jsonl, records.jsonl); returns the directory."""
+    from specsweep.store import dumps
+
+    d = Path(tempfile.mkdtemp(prefix=f"specsweep-bench-r{rep}-"))
+    (d / "result.jsonl").write_bytes(dumps(result) + b"\n")
+    with open(d / "records.jsonl", "wb") as f:
+        for r in records:
+            f.write(dumps(r.to_dict()) + b"\n")
+    return d
 
 
 def _first_err(e: Exception) -> str:
@@ -169,15 +228,21 @@ def _live(args: argparse.Namespace, cfg: Any, rep: int) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from specsweep.bench import BenchConfig, run_bench
     from specsweep.errors import BenchError
     from specsweep.report_console import print_bench_summary
-    from specsweep.store import dumps, write_records_parquet
+    from specsweep.store import dumps
 
     cfg = build_config(args)
     assert isinstance(cfg, BenchConfig)
+    # Output locations are checked before anything is measured (a run is not lost to a typo).
+    if args.output_file:
+        check_output_path("--output-file", Path(args.output_file))
+    records_paths = (
+        [_records_path(args.records, rep, cfg.repeats) for rep in range(cfg.repeats)] if args.records else []
+    )
+    for path in records_paths:
+        check_output_path("--records", path)
     status = 0
     for rep in range(cfg.repeats):
         with _live(args, cfg, rep):  # a live line on a terminal (specsweep.progress.BenchProgress)
@@ -186,19 +251,15 @@ def run(args: argparse.Namespace) -> int:
         res["repeat"] = rep
         if not args.quiet:
             print_bench_summary(res)
-        if args.output_file:
-            with open(args.output_file, "ab") as f:
-                f.write(dumps(res) + b"\n")
-        if args.records:
-            path = Path(args.records)
-            if cfg.repeats > 1:
-                path = path.with_name(f"{path.stem}.r{rep}{path.suffix}")
-            if path.suffix == ".jsonl":
-                with open(path, "wb") as f:
-                    for r in outcome.records:
-                        f.write(dumps(r.to_dict()) + b"\n")
-            else:
-                write_records_parquet(path, outcome.records)
+        try:
+            if args.output_file:
+                with open(args.output_file, "ab") as f:
+                    f.write(dumps(res) + b"\n")
+            if records_paths:
+                _write_records(records_paths[rep], outcome.records)
+        except OSError as e:
+            where = rescue(res, outcome.records, rep)
+            raise UsageError(f"cannot write the results ({e}); what was measured is saved in {where}") from e
         if res["completed"] == 0:
             raise BenchError(
                 f"no request completed against {cfg.base_url} (errors: {res['errors_by_kind']}); "

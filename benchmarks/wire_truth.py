@@ -1,0 +1,352 @@
+"""Wire truth: specsweep's TTFT/ITL against a loopback packet capture, quiet and oversubscribed.
+
+A local streaming server (benchmarks/firehose.py: every stream gets one token per chunk, all streams
+written in one pass per tick, ``--gap-ms`` apart) is benchmarked by ``specsweep bench`` while
+``tcpdump`` captures the loopback interface with nanosecond kernel stamps. From the capture, per
+request: TTFT = first SSE-data packet from the server - the last packet of the request; ITL = the
+gaps between a stream's data packets. Each specsweep run either agrees with the wire (TTFT p99
+within 2 ms, mean within 1 ms; ITL p99 within 2 ms) or must be marked invalid with the reason
+(``honest``); a valid run that disagrees is ``WRONG``. The reference client (sglang.bench_serving,
+from scripts/setup_peers.sh sglang) runs through the same capture where its venv exists.
+
+Host states: ``quiet`` (nothing started), ``busy`` (three busy-loop Python processes per core,
+started and stopped here). Needs root or CAP_NET_RAW for tcpdump; installs Debian's tcpdump with
+apt-get when it is missing.
+
+    python benchmarks/wire_truth.py                       # c = 32 128 512, quiet + busy, 1 and 2 workers
+    python benchmarks/wire_truth.py --short               # c = 32 128, quiet + busy, 1 worker, fewer prompts
+    python benchmarks/wire_truth.py --hosts quiet --concurrency 128 --workers 1 2 --out wire.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import itertools
+import json
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+
+# ------------------------------------------------------------------------------------------ setup
+def ensure_tcpdump() -> str:
+    path = shutil.which("tcpdump") or ("/usr/sbin/tcpdump" if Path("/usr/sbin/tcpdump").exists() else None)
+    if path:
+        return path
+    if shutil.which("apt-get") and os.geteuid() == 0:
+        print("installing tcpdump (apt-get)", file=sys.stderr)
+        subprocess.run(["apt-get", "install", "-y", "-q", "tcpdump"], check=False,
+                       stdout=subprocess.DEVNULL, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})  # fmt: skip
+        if not shutil.which("tcpdump"):
+            subprocess.run(["apt-get", "update", "-q"], check=False, stdout=subprocess.DEVNULL)
+            subprocess.run(["apt-get", "install", "-y", "-q", "tcpdump"], check=False, stdout=subprocess.DEVNULL,
+                           env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})  # fmt: skip
+    path = shutil.which("tcpdump") or ("/usr/sbin/tcpdump" if Path("/usr/sbin/tcpdump").exists() else None)
+    if not path:
+        sys.exit(
+            "wire_truth: tcpdump is missing and could not be installed (apt-get install tcpdump, as root)"
+        )
+    return path
+
+
+@contextlib.contextmanager
+def host_state(state: str) -> Iterator[None]:
+    """``busy``: three busy-loop processes per core for the duration of the block."""
+    hogs: list[subprocess.Popen[bytes]] = []
+    if state == "busy":
+        for _ in range(3 * (os.cpu_count() or 1)):
+            hogs.append(subprocess.Popen([sys.executable, "-c", "while True: pass"]))
+        time.sleep(0.5)
+    try:
+        yield
+    finally:
+        for h in hogs:
+            h.terminate()
+        for h in hogs:
+            h.wait(10)
+
+
+@contextlib.contextmanager
+def firehose(chunks: int, gap_ms: float) -> Iterator[str]:
+    p = subprocess.Popen([sys.executable, str(HERE / "firehose.py"), "--port", "0", "--chunks", str(chunks),
+                          "--gap-ms", str(gap_ms)], stdout=subprocess.PIPE, text=True)  # fmt: skip
+    assert p.stdout is not None
+    url = p.stdout.readline().strip().rsplit(" ", 1)[-1]
+    try:
+        yield url
+    finally:
+        p.terminate()
+        p.wait(10)
+
+
+@contextlib.contextmanager
+def capture(tcpdump: str, port: int, path: Path) -> Iterator[dict[str, Any]]:
+    """tcpdump on lo for ``port`` into ``path`` (ns stamps, 256-byte snap); yields a dict that gets
+    ``dropped`` (packets the kernel dropped) once the capture stopped."""
+    err = path.with_suffix(".err")
+    with open(err, "w") as ef:
+        p = subprocess.Popen([tcpdump, "-i", "lo", "-n", "-s", "256", "-B", "65536", "--time-stamp-precision=nano",
+                              "-w", str(path), f"tcp port {port}"], stdout=subprocess.DEVNULL, stderr=ef)  # fmt: skip
+    t0 = time.monotonic()
+    while "listening on" not in err.read_text() and time.monotonic() - t0 < 10:
+        if p.poll() is not None:
+            sys.exit(f"wire_truth: tcpdump failed: {err.read_text().strip()}")
+        time.sleep(0.05)
+    info: dict[str, Any] = {}
+    try:
+        yield info
+    finally:
+        time.sleep(0.2)
+        p.send_signal(signal.SIGINT)
+        p.wait(10)
+        for line in err.read_text().splitlines():
+            if "dropped by kernel" in line:
+                info["dropped"] = int(line.split()[0])
+
+
+# ------------------------------------------------------------------------------------------- pcap
+def read_pcap(path: Path) -> Iterator[tuple[int, int, int, bytes]]:
+    """(ns, source port, destination port, TCP payload prefix) of each IPv4 TCP packet."""
+    data = path.read_bytes()
+    magic = struct.unpack_from("<I", data)[0]
+    end = "<" if magic in (0xA1B2C3D4, 0xA1B23C4D) else ">"
+    magic = struct.unpack_from(end + "I", data)[0]
+    scale = 1 if magic == 0xA1B23C4D else 1000
+    link = struct.unpack_from(end + "I", data, 20)[0]
+    l2 = {1: 14, 113: 16, 0: 4}.get(link)
+    if l2 is None:
+        sys.exit(f"wire_truth: unsupported pcap link type {link}")
+    off = 24
+    rec = struct.Struct(end + "IIII")
+    while off + 16 <= len(data):
+        sec, frac, incl, _orig = rec.unpack_from(data, off)
+        pkt = data[off + 16 : off + 16 + incl]
+        off += 16 + incl
+        ip = pkt[l2:]
+        if len(ip) < 20 or ip[0] >> 4 != 4 or ip[9] != 6:
+            continue
+        ihl = (ip[0] & 15) * 4
+        tcp = ip[ihl:]
+        if len(tcp) < 20:
+            continue
+        sport, dport = struct.unpack_from(">HH", tcp)
+        payload = tcp[(tcp[12] >> 4) * 4 :]
+        yield sec * 1_000_000_000 + frac * scale, sport, dport, payload
+
+
+def wire_requests(path: Path, server_port: int) -> list[tuple[int, list[int]]]:
+    """Per request on the wire: (time of the request's last packet, times of its SSE-data packets)."""
+    cur: dict[int, list[Any]] = {}  # client port -> [request's last packet ns, data packet ns list]
+    out: list[list[Any]] = []
+    for t, sport, dport, pl in read_pcap(path):
+        if dport == server_port and pl:
+            if pl.startswith(b"POST"):
+                cur[sport] = req = [t, []]
+                out.append(req)
+            elif (r := cur.get(sport)) is not None and not r[1]:  # the request's body: sent later
+                r[0] = t
+        elif (
+            sport == server_port
+            and b"data:" in pl
+            and not (b"[DONE]" in pl and pl.count(b"data:") == 1)  # the end marker alone: no token
+            and (r := cur.get(dport)) is not None
+        ):
+            r[1].append(t)
+    return [(r[0], r[1]) for r in out if r[1]]
+
+
+# ------------------------------------------------------------------------------------------- runs
+@dataclass
+class Row:
+    client: str
+    host: str
+    concurrency: int
+    workers: int
+    n_wire: int = 0
+    wire: dict[str, float] = field(default_factory=dict)
+    client_figs: dict[str, float] = field(default_factory=dict)
+    invalid: bool | None = None
+    bound: dict[str, float] = field(default_factory=dict)  # specsweep's stamp_error: how far it may be off
+    reason: str = ""
+    dropped: int = 0
+    load: float = 0.0
+
+    @property
+    def diff(self) -> dict[str, float]:
+        return {k: self.client_figs[k] - self.wire[k] for k in self.wire if k in self.client_figs}
+
+    @property
+    def verdict(self) -> str:
+        d = self.diff
+        if not d:
+            return "n/a"
+        ok = (abs(d.get("ttft_p99", 0)) <= 2.0 and abs(d.get("ttft_mean", 0)) <= 1.0
+              and abs(d.get("itl_p99", 0)) <= 2.0)  # fmt: skip
+        if ok:
+            return "agrees"
+        if self.invalid is None:
+            return "off (peer)"
+        return "honest (invalid)" if self.invalid else "WRONG"
+
+    @property
+    def bound_holds(self) -> str:
+        """Whether every difference to the wire is within specsweep's own bound (+0.5 ms for the
+        capture's and the socket's stamps being taken at different points of the kernel)."""
+        if not self.bound or not self.diff:
+            return ""
+        ok = all(self.diff[k] <= self.bound.get(k, 0.0) + 0.5 for k in ("ttft_mean", "ttft_p50", "ttft_p99"))
+        return "yes" if ok else "NO"
+
+
+def wire_figures(reqs: list[tuple[int, list[int]]]) -> dict[str, float]:
+    ttft = np.asarray([(c[0] - s) / 1e6 for s, c in reqs])
+    gaps = np.asarray([(b - a) / 1e6 for _, c in reqs for a, b in itertools.pairwise(c)] or [0.0])
+    return {"ttft_mean": float(ttft.mean()), "ttft_p50": float(np.percentile(ttft, 50)),
+            "ttft_p99": float(np.percentile(ttft, 99)), "itl_p99": float(np.percentile(gaps, 99))}  # fmt: skip
+
+
+def run_specsweep(url: str, c: int, n: int, chunks: int, workers: int, out: Path) -> dict[str, Any]:
+    res = out / "result.jsonl"
+    cmd = [sys.executable, "-m", "specsweep", "bench", "--backend", "vllm", "--model", "firehose", "--base-url", url,
+           "--random-input-len", "16", "--random-output-len", str(chunks), "--num-prompts", str(n),
+           "--max-concurrency", str(c), "--workers", str(workers), "--disable-spec-metrics", "--quiet",
+           "--output-file", str(res)]  # fmt: skip
+    subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
+    return dict(json.loads(res.read_text().splitlines()[-1]))
+
+
+def sglang_cmd(url: str, c: int, n: int, chunks: int, out: Path) -> list[str] | None:
+    import cross_validate as cv
+
+    if cv.peer_missing("sglang"):
+        return None
+    wl = cv.make_workload(out / "wl", n, chunks, 16, 16, 1)
+    return [str(cv.peer_python("sglang")), str(cv.sglang_script()), "--backend", "vllm", "--base-url", url,
+            "--model", "firehose", "--tokenizer", str(wl.tokenizer), "--dataset-name", "sharegpt",
+            "--dataset-path", str(wl.sharegpt), "--sharegpt-output-len", str(chunks), "--num-prompts", str(n),
+            "--max-concurrency", str(c), "--warmup-requests", "0", "--output-file", str(out / "sglang.jsonl"),
+            "--output-details", "--disable-tqdm"]  # fmt: skip
+
+
+def one(
+    tcpdump: str, url: str, client: str, host: str, c: int, n: int, chunks: int, workers: int, tmp: Path
+) -> Row:
+    port = int(url.rsplit(":", 1)[1])
+    d = Path(tempfile.mkdtemp(dir=tmp))
+    row = Row(client, host, c, workers, load=os.getloadavg()[0])
+    cmd = sglang_cmd(url, c, n, chunks, d) if client == "sglang" else None
+    if client == "sglang" and cmd is None:
+        row.reason = "skipped: no sglang venv (bash scripts/setup_peers.sh sglang)"
+        return row
+    with capture(tcpdump, port, d / "cap.pcap") as info:
+        if client == "specsweep":
+            res = run_specsweep(url, c, n, chunks, workers, d)
+        else:
+            assert cmd is not None
+            subprocess.run(
+                cmd, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600
+            )
+            res = json.loads((d / "sglang.jsonl").read_text().splitlines()[-1])
+    row.dropped = int(info.get("dropped", 0))
+    reqs = wire_requests(d / "cap.pcap", port)
+    row.n_wire = len(reqs)
+    if reqs:
+        row.wire = wire_figures(reqs)
+    if client == "specsweep":
+        row.client_figs = {"ttft_mean": res["mean_ttft_ms"], "ttft_p50": res["median_ttft_ms"],
+                           "ttft_p99": res["p99_ttft_ms"], "itl_p99": res["p99_itl_ms"]}  # fmt: skip
+        row.invalid = bool(res["invalid"])
+        se = res.get("stamp_error") or {}
+        row.bound = {
+            k: float(se.get(f"{k}_ms", 0.0)) for k in ("ttft_mean", "ttft_p50", "ttft_p99", "itl_p99")
+        }
+        row.reason = res.get("invalid_reason") or "; ".join(res.get("warnings") or [])
+    else:
+        tt = np.asarray(res["ttfts"]) * 1000
+        itls = [x * 1000 for r in res.get("itls", []) for x in r] or [0.0]
+        row.client_figs = {"ttft_mean": float(tt.mean()), "ttft_p50": float(np.percentile(tt, 50)),
+                           "ttft_p99": float(np.percentile(tt, 99)), "itl_p99": float(np.percentile(itls, 99))}  # fmt: skip
+    shutil.rmtree(d, ignore_errors=True)
+    return row
+
+
+def table(rows: list[Row]) -> str:
+    out = ["| client | host | c | workers | requests on wire | TTFT mean wire / client (diff) | TTFT p50 diff | "
+           "TTFT p99 wire / client (diff) | ITL p99 diff | bound TTFT mean/p99, ITL p99 | within bound | load avg | "
+           "dropped | verdict | reason |",
+           "|---|---|---:|---:|---:|---|---:|---|---:|---|---|---:|---:|---|---|"]  # fmt: skip
+    for r in rows:
+        w, c, d = r.wire, r.client_figs, r.diff
+        if not d:
+            out.append(f"| {r.client} | {r.host} | {r.concurrency} | {r.workers} | {r.n_wire} | | | | | | | "
+                       f"{r.load:.1f} | {r.dropped} | n/a | {r.reason} |")  # fmt: skip
+            continue
+        b = r.bound
+        bnd = f"{b['ttft_mean']:.2f} / {b['ttft_p99']:.2f}, {b['itl_p99']:.2f}" if b else ""
+        out.append(
+            f"| {r.client} | {r.host} | {r.concurrency} | {r.workers} | {r.n_wire} | {w['ttft_mean']:.2f} / "
+            f"{c['ttft_mean']:.2f} ({d['ttft_mean']:+.2f}) | {d['ttft_p50']:+.2f} | {w['ttft_p99']:.2f} / "
+            f"{c['ttft_p99']:.2f} ({d['ttft_p99']:+.2f}) | {d['itl_p99']:+.2f} | {bnd} | {r.bound_holds} | "
+            f"{r.load:.1f} | {r.dropped} | "
+            f"{r.verdict} | {r.reason[:160]} |"
+        )
+    return "\n".join(out)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument(
+        "--short", action="store_true", help="c = 32 128, 1 worker, 2 rounds per run (a busy host)"
+    )
+    ap.add_argument("--concurrency", type=int, nargs="+")
+    ap.add_argument("--hosts", nargs="+", choices=["quiet", "busy"], default=["quiet", "busy"])
+    ap.add_argument("--workers", type=int, nargs="+")
+    ap.add_argument(
+        "--rounds", type=int, help="requests per run = rounds x concurrency (default 4; --short 2)"
+    )
+    ap.add_argument("--chunks", type=int, default=16, help="chunks (tokens) per stream")
+    ap.add_argument("--gap-ms", type=float, default=20.0, help="time between a stream's chunks")
+    ap.add_argument("--peers", nargs="*", default=["sglang"], choices=["sglang"])
+    ap.add_argument("--out", help="also write the table (markdown) here")
+    args = ap.parse_args()
+    conc = args.concurrency or ([32, 128] if args.short else [32, 128, 512])
+    workers = args.workers or ([1] if args.short else [1, 2])
+    rounds = args.rounds or (2 if args.short else 4)
+    tcpdump = ensure_tcpdump()
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="wire-truth-") as tmp, firehose(args.chunks, args.gap_ms) as url:
+        for host in args.hosts:
+            with host_state(host):
+                for c in conc:
+                    n = rounds * c
+                    for w in workers:
+                        rows.append(one(tcpdump, url, "specsweep", host, c, n, args.chunks, w, Path(tmp)))
+                        print(table(rows[-1:]).splitlines()[-1], flush=True)
+                    for peer in args.peers:
+                        rows.append(one(tcpdump, url, peer, host, c, n, args.chunks, 1, Path(tmp)))
+                        print(table(rows[-1:]).splitlines()[-1], flush=True)
+    text = table(rows)
+    print("\n" + text)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+    wrong = [r for r in rows if r.verdict == "WRONG"]
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

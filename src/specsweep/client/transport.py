@@ -1,0 +1,198 @@
+"""The client's HTTP layer: a keep-alive session whose response protocol hands every read's body
+bytes on with their arrival time (kernel stamps, see ``kstamp``), a send pacer, and connection
+prewarming. The runner (``client.runner``) drives requests over it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import functools
+import inspect
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import aiohttp
+from aiohttp.client_proto import ResponseHandler
+
+from specsweep import kstamp
+
+_now = time.monotonic_ns
+_SOCKET_FACTORY = "socket_factory" in inspect.signature(aiohttp.TCPConnector).parameters
+
+
+def auth_headers() -> dict[str, str]:
+    """Bearer token from OPENAI_API_KEY or API_KEY. Never logged, never stored."""
+    key = os.environ.get("OPENAI_API_KEY") or os.environ.get("API_KEY")
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+class StampingHandler(ResponseHandler):
+    """aiohttp's response protocol, handing each read's body bytes on with their arrival time.
+
+    With hundreds of streams ready at once, reading coroutines wake one after another, all in one
+    event-loop pass; a timestamp taken at wake-up would charge that queue to the server, and while
+    they run no socket is read. So the body is consumed right here, in the read callback: once the
+    runner has set ``sink`` (after the response headers), every read's new body bytes go to
+    ``sink(data, arrival_ns, floor_ns)`` at once (SSE decoding, parsing, recording) and the runner's coroutine
+    only waits for the end of the body. Bytes that came before the sink was set (with the headers, or
+    before the coroutine resumed) wait in the payload; ``marks`` notes ``(body bytes so far, arrival
+    ns, floor ns)`` for each such read, so the runner splits them at those boundaries and every SSE event
+    carries the arrival time of the read that completed it. The arrival time is the kernel's receive
+    stamp where the socket is a :class:`~specsweep.kstamp.StampedSocket` (Linux), else the time of
+    the read. ``hdr_ns`` is the arrival of the read that completed the response headers."""
+
+    __slots__ = ("_ksock", "hdr_ns", "marks", "sink")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.marks: list[tuple[int, int, int]] = []
+        self.hdr_ns = 0
+        self.sink: Callable[[bytes, int, int], None] | None = None
+        self._ksock: kstamp.StampedSocket | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self._ksock = kstamp.stamped(transport)
+
+    def data_received(self, data: bytes) -> None:
+        if not data:  # aiohttp's own nudge after its reader drained a buffer: no bytes, no stamp
+            super().data_received(data)
+            return
+        ks = self._ksock
+        if ks is not None:
+            t, lo = ks.rx_ns, ks.rx_floor_ns
+        else:
+            t = lo = _now()
+        before = getattr(self, "_payload", None)
+        n0 = before.total_bytes if before is not None else 0
+        super().data_received(data)
+        after: Any = getattr(self, "_payload", None)
+        if after is None:
+            return
+        if after is not before:  # a response's headers were parsed in this read: earlier state is stale
+            self.marks.clear()
+            self.sink = None
+            self.hdr_ns, n0 = t, 0
+        n1 = after.total_bytes
+        if n1 <= n0:
+            return
+        sink = self.sink
+        if sink is None:
+            self.marks.append((n1, t, lo))
+            return
+        try:
+            body = after.read_nowait(-1)
+        except Exception:  # the payload failed (truncated stream...): the runner's wait raises it
+            return
+        if body:
+            sink(body, t, lo)
+
+    @property
+    def kernel(self) -> bool:
+        """Arrival times on this connection are the kernel's receive stamps."""
+        return self._ksock is not None and self._ksock.kernel
+
+    @property
+    def sent_ns(self) -> int:
+        """When the last bytes on this connection were handed to the kernel (0: not known)."""
+        return self._ksock.tx_ns if self._ksock is not None else 0
+
+
+def arrival_clock(resp: aiohttp.ClientResponse) -> StampingHandler | None:
+    conn = resp.connection
+    proto = conn.protocol if conn is not None else None
+    return proto if isinstance(proto, StampingHandler) else None
+
+
+class SendPacer:
+    """At most ``per_pass`` requests start per event-loop pass.
+
+    In a closed loop, streams that end in the same server step all start their next request in the
+    same loop pass; building and writing a request costs ~0.1 ms of Python, so hundreds of them would
+    keep the loop from reading any socket for tens of milliseconds, long enough for two chunks of a
+    stream to land in one read and share a kernel stamp. Spread over passes, reads run in between;
+    the burst takes as long as before, and a request that waits shows it as queue time (the send
+    time is when its bytes leave). Waiters are released in arrival order, ``per_pass`` per pass."""
+
+    __slots__ = ("_loop", "_n", "_pending", "_waiters", "per_pass")
+
+    def __init__(self, per_pass: int = 8) -> None:
+        self.per_pass = per_pass
+        self._n = 0
+        self._pending = False
+        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _schedule(self) -> None:
+        """Run :meth:`_next_pass` at the start of the next loop pass (once)."""
+        if not self._pending:
+            self._pending = True
+            assert self._loop is not None
+            self._loop.call_soon(self._next_pass)
+
+    def _next_pass(self) -> None:
+        self._n = 0
+        self._pending = False
+        while self._waiters and self._n < self.per_pass:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)  # its request starts in the next pass
+                self._n += 1
+        if self._n:
+            self._schedule()
+
+    async def wait(self) -> None:
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        self._schedule()
+        if self._n < self.per_pass and not self._waiters:
+            self._n += 1
+            return
+        fut = self._loop.create_future()
+        self._waiters.append(fut)
+        await fut
+
+
+def connector(**kw: Any) -> aiohttp.TCPConnector:
+    """A pooling connector whose sockets are kernel-stamped and whose protocol is the stamping one."""
+    if _SOCKET_FACTORY:  # kernel arrival/send stamps (see kstamp); aiohttp >= 3.12
+        kw["socket_factory"] = kstamp.socket_factory
+    conn = aiohttp.TCPConnector(limit=0, **kw)
+    if hasattr(conn, "_factory"):  # arrival timestamps (see StampingHandler); else wake-up times
+        conn._factory = functools.partial(StampingHandler, loop=asyncio.get_running_loop())  # type: ignore[assignment]
+    return conn
+
+
+def make_session() -> aiohttp.ClientSession:
+    return new_session(connector(ttl_dns_cache=300, keepalive_timeout=4))  # < servers' 5 s
+
+
+def new_session(conn: aiohttp.TCPConnector) -> aiohttp.ClientSession:
+    return aiohttp.ClientSession(
+        connector=conn, headers=auth_headers(), read_bufsize=1 << 20, auto_decompress=False,
+        timeout=aiohttp.ClientTimeout(total=None, connect=30),
+    )  # fmt: skip
+
+
+async def prewarm(session: aiohttp.ClientSession, base_url: str, n: int, timeout_s: float = 10.0) -> int:
+    """Open ``n`` keep-alive connections before the measured run (``n`` concurrent GET /v1/models,
+    whatever the answer), so its first round reuses pooled connections like every later round
+    instead of opening them all in one event-loop pass (hundreds of connects and request writes in a
+    row, during which no socket is read). Returns how many answered; failures are ignored: a server
+    that closes connections after each response gets nothing from this, and loses nothing."""
+    if n <= 1:
+        return 0
+    url = base_url.rstrip("/") + "/v1/models"
+
+    async def one() -> bool:
+        try:
+            async with session.get(url, timeout=aiohttp.ClientTimeout(total=timeout_s)) as r:
+                await r.read()
+                return True
+        except (aiohttp.ClientError, TimeoutError, asyncio.TimeoutError, OSError):
+            return False
+
+    return sum(await asyncio.gather(*(one() for _ in range(n))))
