@@ -37,6 +37,7 @@ def escape(v: object) -> str:
     """External text for rich: secrets scrubbed, control characters escaped, markup escaped."""
     return markup_escape(plain(v))
 
+
 CPU_BANDWIDTH_B_PER_S = 10e9  # a decode step reads every weight once (memory bound)
 LOAD_B_PER_S = 1e9  # model load from the page cache / disk
 STARTUP_GUESS_S = {"sim": 3.0, "url": 0.0, "command": 300.0, "vllm": 300.0, "sglang": 300.0, "llamacpp": 30.0}

@@ -9,15 +9,13 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from specsweep import redact
+from specsweep.terminal import plain
+from specsweep.workload.lengths import result_length_rule_text
 
 
 def _t(v: Any) -> Text:
     """External text as it is (never read as markup), secrets scrubbed, control characters escaped."""
-    text = redact.scrub_text(str(v))
-    return Text("".join(c if c.isprintable() else repr(c)[1:-1] for c in text))
-
-from specsweep.workload.lengths import result_length_rule_text
+    return Text(plain(v).replace("\n", "\\n"))
 
 
 def _f(v: Any, nd: int = 2) -> str:

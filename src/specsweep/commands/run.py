@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from specsweep import redact
 from specsweep.errors import UsageError
 from specsweep.paths import output_dir
-from specsweep.terminal import ScrubFilter, plain
 from specsweep.progress import LiveObserver, QuietObserver, assumptions, estimate_plan
+from specsweep.terminal import ScrubFilter, plain
 
 __all__ = ["LiveObserver", "QuietObserver", "print_plan", "register"]
 

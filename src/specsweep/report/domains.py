@@ -18,6 +18,8 @@ which, in every measured level, the baseline beats every speculative config (a c
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -130,13 +132,30 @@ def _mean(xs: list[float]) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
 
-def _compare(a: list[float], b: list[float], higher: bool, noise: Noise) -> stats.VerdictResult | None:
+@dataclass(frozen=True)
+class _Verdict:
+    verdict: Literal["a", "b", "tie"]
+    effect: float
+    ci_low: float
+    ci_high: float
+    gain: float
+
+
+def _compare(a: list[float], b: list[float], higher: bool, noise: Noise) -> _Verdict | None:
+    """One per-domain comparison with the report's verdict tests (``stats.log_test_repeats`` for
+    repeats, else against the measured or assumed run-to-run noise) at ``stats.DEFAULT_LEVEL``."""
     if not a or not b or min(a) <= 0 or min(b) <= 0:
         return None
     if len(a) >= 2 and len(b) >= 2:
-        return stats.verdict_repeats(a, b, higher_is_better=higher, min_effect=noise.min_effect)
-    return stats.verdict_single(_mean(a) or 0.0, _mean(b) or 0.0, higher_is_better=higher, floor=noise.floor,
-                                min_effect=noise.min_effect)  # fmt: skip
+        test = stats.log_test_repeats(a, b, higher_is_better=higher, floor_sigma=noise.sigma)
+    else:
+        test = stats.log_test_noise(a, b, higher_is_better=higher, sigma=noise.sigma, sigma_df=noise.sigma_df)
+    lo, hi = test.interval(stats.DEFAULT_LEVEL)
+    gain = math.expm1(abs(test.log_effect))
+    v: Literal["a", "b", "tie"] = "tie"
+    if test.p_value <= stats.DEFAULT_LEVEL and gain >= noise.min_effect and test.effect != 0:
+        v = "a" if test.effect > 0 else "b"
+    return _Verdict(v, test.effect, lo, hi, gain)
 
 
 def _output_length(ds: Dataset) -> Literal["fixed", "natural", "mixed", "unknown"]:
