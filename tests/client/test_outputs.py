@@ -23,7 +23,7 @@ from specsweep.workload.scenarios import Scenario
 from .scripted_server import ProcessServer, Script
 
 CMD = [sys.executable, "-m", "specsweep"]
-SC = Scenario(name="t", input_len=16, output_len=5, range_ratio=1.0)
+SC = Scenario(name="t", input_len=16, output_len=11, range_ratio=1.0)  # the script streams 11 tokens
 
 
 def _bench(*extra: str, port: int = 9) -> subprocess.CompletedProcess[str]:

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from specsweep import redact
 from specsweep.errors import UsageError
 
 
@@ -166,7 +167,7 @@ def _write_records(path: Path, records: list[Any]) -> None:
     if path.suffix == ".jsonl":
         with open(path, "wb") as f:
             for r in records:
-                f.write(dumps(r.to_dict()) + b"\n")
+                f.write(dumps(redact.scrub_obj(r.to_dict())) + b"\n")
     else:
         write_records_parquet(path, records)
 
@@ -199,10 +200,10 @@ def rescue(result: dict[str, Any], records: list[Any], rep: int) -> Path:
     from specsweep.store import dumps
 
     d = Path(tempfile.mkdtemp(prefix=f"specsweep-bench-r{rep}-"))
-    (d / "result.jsonl").write_bytes(dumps(result) + b"\n")
+    (d / "result.jsonl").write_bytes(dumps(redact.scrub_obj(result)) + b"\n")
     with open(d / "records.jsonl", "wb") as f:
         for r in records:
-            f.write(dumps(r.to_dict()) + b"\n")
+            f.write(dumps(redact.scrub_obj(r.to_dict())) + b"\n")
     return d
 
 
@@ -235,6 +236,11 @@ def run(args: argparse.Namespace) -> int:
 
     cfg = build_config(args)
     assert isinstance(cfg, BenchConfig)
+    # Known secrets (OPENAI_API_KEY, URL passwords, api keys in the request body) are scrubbed from
+    # everything this command writes or prints (specsweep.redact).
+    redact.register_environ()
+    redact.redact_url(cfg.base_url)
+    redact.redact_tree({"extra_request_body": cfg.extra_request_body})
     # Output locations are checked before anything is measured (a run is not lost to a typo).
     if args.output_file:
         check_output_path("--output-file", Path(args.output_file))
@@ -254,7 +260,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             if args.output_file:
                 with open(args.output_file, "ab") as f:
-                    f.write(dumps(res) + b"\n")
+                    f.write(dumps(redact.scrub_obj(res)) + b"\n")
             if records_paths:
                 _write_records(records_paths[rep], outcome.records)
         except OSError as e:
@@ -262,8 +268,10 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"cannot write the results ({e}); what was measured is saved in {where}") from e
         if res["completed"] == 0:
             raise BenchError(
-                f"no request completed against {cfg.base_url} (errors: {res['errors_by_kind']}); "
-                f"first error: {next((r.error for r in outcome.records if r.error), '?')}"
+                redact.scrub_text(
+                    f"no request completed against {cfg.base_url} (errors: {res['errors_by_kind']}); "
+                    f"first error: {next((r.error for r in outcome.records if r.error), '?')}"
+                )
             )
         if outcome.invalid_reason:
             status = 5
