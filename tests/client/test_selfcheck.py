@@ -96,13 +96,17 @@ def _runs(recs: list[RequestRecord], bounds: dict[int, list[tuple[int, int]]], k
     ]  # fmt: skip
 
 
-@pytest.mark.parametrize("case", ["exact", "damaged", "merged_but_harmless", "busy_cpu", "late_schedule"])
+@pytest.mark.parametrize(
+    "case", ["exact", "damaged", "merged_on_time", "merged_but_harmless", "busy_cpu", "late_schedule"]
+)
 def test_one_and_two_workers_give_the_same_verdict_on_the_same_stamps(case: str) -> None:
     recs = [_stream(i, ttft_ms=100.0 + i) for i in range(100)]
     bounds: dict[int, list[tuple[int, int]]] = {}
     load = ClientLoad(cpu_s=0.2, wall_s=1.0, loop_lag_ms=[0.1] * 100, sched_lag_ms=[0.0])
-    if case == "damaged":
+    if case in ("damaged", "merged_on_time"):
         bounds = {i: [(0, 20 * MS)] for i in range(90, 100)}
+    if case == "damaged":  # the client was late (a busy host): merged reads then move stamps
+        load = ClientLoad(cpu_s=0.2, wall_s=1.0, loop_lag_ms=[5.0] * 100, sched_lag_ms=[0.0])
     if case == "merged_but_harmless":  # many chunk pairs shared a read, bounds tiny
         for r in recs[:10]:
             r.chunk_ns[2] = r.chunk_ns[1]
@@ -115,7 +119,9 @@ def test_one_and_two_workers_give_the_same_verdict_on_the_same_stamps(case: str)
     two = build_outcome(_cfg(), "m", "tok", ServerSide(), _runs(recs, bounds, 2, load)).result
     assert one["invalid"] == two["invalid"] == (case in ("damaged", "busy_cpu", "late_schedule"))
     assert one["warnings"] == two["warnings"]
-    assert (one["warnings"] != []) == (case == "merged_but_harmless")
+    assert (one["warnings"] != []) == (case in ("merged_but_harmless", "merged_on_time"))
+    if case == "merged_on_time":  # an on-time client: the server wrote them together; said, not ruled
+        assert "most likely events the server wrote together" in one["warnings"][0]
     assert one["stamp_error"] == two["stamp_error"]
     if case == "damaged":
         assert one["invalid_reason"] == two["invalid_reason"]

@@ -40,12 +40,23 @@ def test_domains_example_runs_lean(engines: Engines, tmp_path: Path) -> None:
     view = json.loads(q.stdout)
     assert view["domain_summary"]["baseline"] == "llamacpp-off"
     rows = {(d["category"], d["config"]): d for d in view["domains"]}
-    assert {c for c, _ in rows} == {"coding", "math", "language"}
-    for cat in ("coding", "math", "language"):
+    # A cell the client's self-check ruled invalid (a busy 2-core host: the engine beside the client)
+    # is left out of every report section; it must say why, and the valid ones must carry the domains.
+    summary = [json.loads(line) for line in (rd / "summary.jsonl").read_text().splitlines()]
+    for r in summary:
+        assert r["status"] in ("ok", "invalid"), r.get("error")
+        assert r["status"] == "ok" or r["invalid_reason"], r
+    valid = {(r["scenario"].split("@")[-1], r["label"]) for r in summary if r["status"] == "ok"}
+    assert {c for c, _ in valid} <= {"coding", "math", "language"}
+    assert {c for c, _ in rows} == {c for c, _ in valid}
+    spec_ok = [c for c, label in valid if label == "ngram k=3"]
+    assert spec_ok, f"every speculative cell was invalid: {[r['invalid_reason'] for r in summary]}"
+    for cat in spec_ok:
         spec = rows[cat, "ngram k=3"]
         assert spec["accept_length_source"] == "server_counters", spec
         assert spec["accept_length"] > 1.5, spec  # the tiny model cycles: n-gram drafts are mostly accepted
-        assert spec["speedup"] is not None and spec["speedup_ci"] is not None
+        if (cat, "llamacpp-off") in valid:
+            assert spec["speedup"] is not None and spec["speedup_ci"] is not None
     md = (rd / "report.md").read_text()
     assert "## Per-domain results" in md and "against `llamacpp-off`" in md
 

@@ -59,7 +59,9 @@ def test_sigterm_while_writing_reports_exits_130(tmp_path: Path) -> None:
     (run,) = results.iterdir()
     rd = RunDir.open(run)
     assert rd.manifest["status"] == "finished"  # every cell is stored; only the reports are missing
-    assert [r["status"] for r in rd.summary()] == ["ok"]
+    # stored (a 20x time-scaled sim's sub-ms chunks may be ruled invalid by the client's self-check on
+    # a busy host: a measured row all the same; validity is not what this test is about)
+    assert [r["status"] for r in rd.summary()] in (["ok"], ["invalid"])
     # cleanly absent: not report.md without report.html, no temporary file
     left = sorted(x.name for x in run.iterdir() if x.name.startswith(("report", ".report")))
     assert left == [], left
