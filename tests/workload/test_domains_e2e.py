@@ -31,8 +31,8 @@ def test_domain_grid_with_baseline_on_the_simulator(tmp_path: Path) -> None:
     exp = {
         "name": "domains",
         "servers": [
-            {"name": "nospec", "kind": "sim", "profile": str(off), "time_scale": 20, "baseline": True},
-            {"name": "dspark", "kind": "sim", "profile": str(on), "time_scale": 20, "method": "dspark"},
+            {"name": "nospec", "kind": "sim", "profile": str(off), "time_scale": 4, "baseline": True},
+            {"name": "dspark", "kind": "sim", "profile": str(on), "time_scale": 4, "method": "dspark"},
         ],
         "scenarios": {"short": {"input_len": 256, "output_len": 48}},
         "workloads": [{"scenarios": ["short"], "concurrency": [2], "num_prompts": 8,
