@@ -262,7 +262,11 @@ class QuietObserver:
             log.info("%s server %s", "restarting" if d["restart"] else "starting", plain(d["label"]))
         elif event == "server_ready":
             log.info(
-                "%s ready at %s in %.1f s (version %s)", plain(d["label"]), d["url"], d["startup_s"], d["version"]
+                "%s ready at %s in %.1f s (version %s)",
+                plain(d["label"]),
+                d["url"],
+                d["startup_s"],
+                d["version"],
             )
         elif event == "server_failed":
             log.error("%s failed to start: %s", plain(d["label"]), plain(d["error"]))
