@@ -22,7 +22,7 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 2
     work = Path(argv[0])
-    csv = find_reference_csv(REPO)
+    csv = find_reference_csv()
     if csv is None:
         print("reference data (seed-results.csv) not found", file=sys.stderr)
         return 2
