@@ -74,7 +74,7 @@ class Runner:
 
     def _fresh_session(self) -> aiohttp.ClientSession:
         if self._fresh is None:
-            self._fresh = new_session(connector(force_close=True))
+            self._fresh = new_session(connector(force_close=True), self.cfg.base_url)
         return self._fresh
 
     async def close(self) -> None:
@@ -358,7 +358,7 @@ async def run_bench_async(cfg: BenchConfig) -> BenchOutcome:
     get_dialect(cfg.backend)
     specs, offsets = request_plan(cfg, tok)
     base = cfg.base_url.rstrip("/")
-    async with make_session() as session:
+    async with make_session(cfg.base_url) as session:
         model = await resolve_model(session, cfg)
         runner = Runner(cfg, session, tok, model)
         try:
