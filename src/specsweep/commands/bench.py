@@ -255,8 +255,8 @@ def run(args: argparse.Namespace) -> int:
         check_output_path("--records", path)
     status = 0
     for rep in range(cfg.repeats):
-        with _live(args, cfg, rep):  # a live line on a terminal (specsweep.progress.BenchProgress)
-            outcome = run_bench(cfg, ray_address=args.ray_address)
+        with _live(args, cfg, rep) as live:  # a live line on a terminal (specsweep.progress.BenchProgress)
+            outcome = run_bench(cfg, ray_address=args.ray_address, on_request=live.advance if live else None)
         res = outcome.result
         res["repeat"] = rep
         if not args.quiet:
