@@ -4,12 +4,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from specsweep.bench_types import BenchConfig, BenchOutcome
 
 __all__ = ["BenchConfig", "BenchOutcome", "run_bench"]
 
 
-def run_bench(cfg: BenchConfig, *, ray_address: str | None = None) -> BenchOutcome:
+def run_bench(
+    cfg: BenchConfig, *, ray_address: str | None = None, on_request: Callable[[], None] | None = None
+) -> BenchOutcome:
     """Run one benchmark synchronously (owns its event loop); ``workers > 1`` splits the load over
     that many client processes (specsweep.client.multiworker)."""
     import asyncio
@@ -20,4 +24,4 @@ def run_bench(cfg: BenchConfig, *, ray_address: str | None = None) -> BenchOutco
         return run_multiworker(cfg, ray_address=ray_address)
     from specsweep.client.runner import run_bench_async
 
-    return asyncio.run(run_bench_async(cfg))
+    return asyncio.run(run_bench_async(cfg, on_request))

@@ -683,11 +683,21 @@ def _write_reports(run_dir: RunDir, plan: Plan) -> list[Path]:
         log.warning("reports skipped: %s", e)
         return []
     written = []
+    failed: tuple[OSError, Path] | None = None
     for fmt in opts.formats:
+        path = run_dir.path / f"report.{fmt}"
         try:
-            written.append(write_report(view, run_dir.path / f"report.{fmt}", fmt=fmt, lang=opts.lang))
+            written.append(write_report(view, path, fmt=fmt, lang=opts.lang))
+        except OSError as e:  # disk full, quota, I/O: the run must not end as a success without it
+            log.error("report.%s not written: %s", fmt, e)
+            failed = failed or (e, path)
         except Exception as e:
             log.warning("report.%s not written: %s", fmt, e)
+    if failed is not None:
+        from specsweep.paths import write_failed
+
+        err = write_failed(*failed, "the report")
+        raise type(err)(f"{err}; every cell is stored: `specsweep report {run_dir.path}` writes it later")
     return written
 
 

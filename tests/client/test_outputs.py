@@ -132,3 +132,17 @@ def test_redirects_are_refused_unless_allowed(redirector: tuple[str, str], allow
         assert res["errors_by_kind"] == {"http_status": 3}
         err = out.records[0].error or ""
         assert "HTTP 307" in err and _target in err and "--allow-redirects" in err
+
+
+def test_progress_hook_counts_measured_requests_only() -> None:
+    """`specsweep bench`'s live line advances once per measured request (warmup not counted)."""
+    from specsweep.bench import run_bench
+
+    with ProcessServer(Script(ttft_s=0.002, gaps_s=[0.001] * 4)) as ps:
+        cfg = BenchConfig(base_url=ps.url, scenario=SC, backend="vllm", model="m", num_prompts=5,
+                          max_concurrency=2, warmup_requests=2, warmup_sleep_s=0.0, scrape_metrics=False,
+                          quiet=True)  # fmt: skip
+        done: list[int] = []
+        out = run_bench(cfg, on_request=lambda: done.append(1))
+    assert out.result["completed"] == 5
+    assert len(done) == 5

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import errno
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -113,3 +115,14 @@ def test_non_utf8_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     _fails(
         ["sim", "predict", "--profile", str(p), "--scenario", "chat_short"], capsys, "not UTF-8", "bad.yaml"
     )
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "inf", "nan"])
+def test_bench_request_timeout_must_be_positive_and_finite(value: str) -> None:
+    p = subprocess.run(
+        [sys.executable, "-m", "specsweep", "bench", "--port", "9", "--scenario", "chat_short",
+         "--request-timeout", value, "--quiet"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert p.returncode == 2, p.stderr[-1000:]
+    assert "--request-timeout" in p.stderr and value in p.stderr.lower() and "Traceback" not in p.stderr

@@ -159,3 +159,6 @@ def test_a_url_with_a_password_gets_ready(sentinel_run: tuple[RunDir, str, Path]
     )
     srv = rd.manifest["servers"]["byurl"]
     assert srv["model_id"] and srv["base_url"].startswith("http://user:***@127.0.0.1:")
+    # ... and measures: the URL's own credentials are sent (HTTP Basic), not refused by the client for
+    # clashing with the OPENAI_API_KEY bearer token (the URL's explicit credentials win)
+    assert all(r["status"] in ("ok", "invalid") for r in url_rows), [r.get("error") for r in url_rows]

@@ -143,7 +143,7 @@ class WorkerCore:
         self.share = share
         self.specs = [specs[i] for i in share.indices]
         self.offsets = None if offsets is None else [offsets[i] for i in share.indices]
-        self.session = make_session()
+        self.session = make_session(cfg.base_url)
         self.runner = Runner(cfg, self.session, tok, model)
         self.runner.worker = share.worker
         if share.warmup:
@@ -382,7 +382,7 @@ async def run_multiworker_async(
     base = cfg.base_url.rstrip("/")
     handles: list[WorkerHandle] = []
     try:
-        async with make_session() as session:
+        async with make_session(cfg.base_url) as session:
             model = await resolve_model(session, cfg)
             srv = ServerSide(version=await probes.server_version(session, base))
             for s in shares:

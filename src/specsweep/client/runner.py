@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import aiohttp
 import orjson
@@ -71,10 +71,11 @@ class Runner:
         self.pacer = SendPacer()
         self.bounds: StampBounds = {}  # measured requests' chunks whose stamp may be late (selfcheck)
         self.redirects = 0
+        self.on_request: Callable[[], None] | None = None  # called after each measured request
 
     def _fresh_session(self) -> aiohttp.ClientSession:
         if self._fresh is None:
-            self._fresh = new_session(connector(force_close=True))
+            self._fresh = new_session(connector(force_close=True), self.cfg.base_url)
         return self._fresh
 
     async def close(self) -> None:
@@ -132,6 +133,8 @@ class Runner:
         finally:
             rec.end_ns = _now()
             self._finish(rec, st)
+            if self.on_request is not None:  # a live progress line (specsweep.progress.BenchProgress)
+                self.on_request()
 
     async def _attempt(
         self, session: aiohttp.ClientSession, rec: RequestRecord, st: StreamState, body: bytes
@@ -352,13 +355,13 @@ def request_plan(cfg: BenchConfig, tok: Tokenizer) -> tuple[list[RequestSpec], l
     return specs, offsets
 
 
-async def run_bench_async(cfg: BenchConfig) -> BenchOutcome:
+async def run_bench_async(cfg: BenchConfig, on_request: Callable[[], None] | None = None) -> BenchOutcome:
     """One benchmark run against a live server: warmup, measured run, spec counters, metrics."""
     tok = load_tokenizer(cfg.tokenizer, warn=not cfg.quiet)
     get_dialect(cfg.backend)
     specs, offsets = request_plan(cfg, tok)
     base = cfg.base_url.rstrip("/")
-    async with make_session() as session:
+    async with make_session(cfg.base_url) as session:
         model = await resolve_model(session, cfg)
         runner = Runner(cfg, session, tok, model)
         try:
@@ -372,6 +375,7 @@ async def run_bench_async(cfg: BenchConfig) -> BenchOutcome:
             if cfg.max_concurrency:
                 await prewarm(session, base, min(cfg.max_concurrency, len(specs)))
             srv.spec_before = await probes.scrape_spec(session, base) if cfg.scrape_metrics else None
+            runner.on_request = on_request  # measured requests only, not warmup
             run = await measure_run(runner, specs, offsets, cfg.max_concurrency, warm)
             if cfg.scrape_metrics:
                 srv.spec_after = await probes.scrape_spec(session, base)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import aiohttp
+import yarl
 from aiohttp.client_proto import ResponseHandler
 
 from specsweep import kstamp
@@ -23,8 +24,12 @@ _now = time.monotonic_ns
 _SOCKET_FACTORY = "socket_factory" in inspect.signature(aiohttp.TCPConnector).parameters
 
 
-def auth_headers() -> dict[str, str]:
-    """Bearer token from OPENAI_API_KEY or API_KEY. Never logged, never stored."""
+def auth_headers(base_url: str | None = None) -> dict[str, str]:
+    """Bearer token from OPENAI_API_KEY or API_KEY. Never logged, never stored. None when
+    ``base_url`` carries its own credentials (``http://user:pw@host``): aiohttp sends those as HTTP
+    Basic auth and refuses a second Authorization header, so the URL's explicit ones win."""
+    if base_url and yarl.URL(base_url).user is not None:
+        return {}
     key = os.environ.get("OPENAI_API_KEY") or os.environ.get("API_KEY")
     return {"Authorization": f"Bearer {key}"} if key else {}
 
@@ -166,13 +171,13 @@ def connector(**kw: Any) -> aiohttp.TCPConnector:
     return conn
 
 
-def make_session() -> aiohttp.ClientSession:
-    return new_session(connector(ttl_dns_cache=300, keepalive_timeout=4))  # < servers' 5 s
+def make_session(base_url: str | None = None) -> aiohttp.ClientSession:
+    return new_session(connector(ttl_dns_cache=300, keepalive_timeout=4), base_url)  # < servers' 5 s
 
 
-def new_session(conn: aiohttp.TCPConnector) -> aiohttp.ClientSession:
+def new_session(conn: aiohttp.TCPConnector, base_url: str | None = None) -> aiohttp.ClientSession:
     return aiohttp.ClientSession(
-        connector=conn, headers=auth_headers(), read_bufsize=1 << 20, auto_decompress=False,
+        connector=conn, headers=auth_headers(base_url), read_bufsize=1 << 20, auto_decompress=False,
         timeout=aiohttp.ClientTimeout(total=None, connect=30),
     )  # fmt: skip
 

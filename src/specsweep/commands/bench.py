@@ -138,6 +138,10 @@ def build_config(args: argparse.Namespace) -> object:
             raise UsageError(f"--{name.replace('_', '-')} must be > 0, got {v}")
     if args.warmup_requests < 0:
         raise UsageError(f"--warmup-requests must be >= 0, got {args.warmup_requests}")
+    if not (math.isfinite(args.request_timeout) and args.request_timeout > 0):
+        raise UsageError(
+            f"--request-timeout must be a finite number of seconds > 0, got {args.request_timeout}"
+        )
     base_url = args.base_url or f"http://{args.host}:{args.port}"
     if not base_url.startswith(("http://", "https://")):
         raise UsageError(f"--base-url {base_url!r}: expected http://HOST:PORT or https://...")
@@ -251,8 +255,8 @@ def run(args: argparse.Namespace) -> int:
         check_output_path("--records", path)
     status = 0
     for rep in range(cfg.repeats):
-        with _live(args, cfg, rep):  # a live line on a terminal (specsweep.progress.BenchProgress)
-            outcome = run_bench(cfg, ray_address=args.ray_address)
+        with _live(args, cfg, rep) as live:  # a live line on a terminal (specsweep.progress.BenchProgress)
+            outcome = run_bench(cfg, ray_address=args.ray_address, on_request=live.advance if live else None)
         res = outcome.result
         res["repeat"] = rep
         if not args.quiet:
