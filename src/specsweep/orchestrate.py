@@ -730,42 +730,6 @@ def _lossless_view(run_dir: RunDir, plan: Plan) -> Any:
 
 
 # ---- dry run -----------------------------------------------------------------------------------
-STARTUP_GUESS_S = {"sim": 3.0, "url": 0.0, "command": 300.0, "vllm": 300.0, "sglang": 300.0, "llamacpp": 30.0}
-# TPOT at concurrency 1 (ms); it grows with load as (1 + c/16): close to the reference reports'
-# DSpark/EAGLE mix on 8 GPUs (2-7 ms at c=1, 18-47 ms at c=64..128). CPU engines are slower.
-TPOT_GUESS_MS = {"sim": 5.0, "url": 5.0, "command": 5.0, "vllm": 5.0, "sglang": 5.0, "llamacpp": 40.0}
-
-
-def estimate_cell_s(plan: Plan, cfg: ServerConfig, cell: Cell) -> float:
-    """A rough closed-loop estimate: rounds x (prefill + mean output x TPOT), TPOT growing with load."""
-    from specsweep.workload.lengths import length_bounds
-
-    sc = plan.scenarios[cell.scenario]
-    lo, hi = length_bounds(sc.output_len, sc.range_ratio, sc.range_mode)
-    ilo, ihi = length_bounds(sc.input_len, sc.range_ratio, sc.range_mode)
-    out_mean, in_mean = (lo + hi) / 2, (ilo + ihi) / 2
-    tpot = TPOT_GUESS_MS[cfg.spec.kind] / 1000 * (1 + cell.max_concurrency / 16)
-    if cfg.spec.kind == "sim":
-        tpot /= float(cfg.params.get("time_scale", cfg.spec.time_scale or 1.0))
-    per_req = in_mean * 0.00002 * (1 + cell.max_concurrency / 16) + out_mean * tpot
-    rounds = math.ceil(cell.num_prompts / cell.max_concurrency)
-    c = plan.experiment.client
-    warm_s = (
-        math.ceil(c.warmup_requests / cell.max_concurrency) * 32 * tpot + c.warmup_sleep_s
-        if c.warmup_requests
-        else 0.0
-    )
-    return rounds * per_req + warm_s + plan.experiment.cooldown_s
-
-
-def estimate_s(plan: Plan) -> float:
-    total = 0.0
-    for cfg in plan.configs:
-        total += STARTUP_GUESS_S[cfg.spec.kind]
-        total += plan.experiment.repeats * sum(estimate_cell_s(plan, cfg, c) for c in plan.cells[cfg.label])
-    return total
-
-
 def preflight(plan: Plan) -> list[str]:
     """Problems that would make launches fail here: missing executables, unknown sim profiles.
     Warnings, not errors: a failed launch is data, and a binary may appear before its turn."""

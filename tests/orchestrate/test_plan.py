@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from specsweep.config import parse_experiment, plan_experiment
-from specsweep.orchestrate import estimate_s, preflight
+from specsweep.orchestrate import preflight
+from specsweep.progress import estimate_plan
 
 from .helpers import fake_argv
 
@@ -37,7 +38,10 @@ def test_preflight_names_missing_binaries_and_profiles() -> None:
 
 def test_estimate_grows_with_prompts_and_shrinks_with_time_scale() -> None:
     sim = [{"name": "s", "kind": "sim", "profile": "toy"}]
-    small, big = estimate_s(plan(sim, num_prompts=8)), estimate_s(plan(sim, num_prompts=64))
+    small, big = (
+        estimate_plan(plan(sim, num_prompts=8)).total_s,
+        estimate_plan(plan(sim, num_prompts=64)).total_s,
+    )
     assert 0 < small < big
-    fast = estimate_s(plan([{**sim[0], "time_scale": 10.0}], num_prompts=64))
+    fast = estimate_plan(plan([{**sim[0], "time_scale": 10.0}], num_prompts=64)).total_s
     assert fast < big
