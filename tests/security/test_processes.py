@@ -74,7 +74,7 @@ def test_kill_9_leftovers_are_reaped_on_resume(tmp_path: Path) -> None:
 
 def test_reap_never_signals_a_process_that_is_not_ours(tmp_path: Path) -> None:
     """A recorded pid that now belongs to another process (other start time, no launch mark)."""
-    stranger = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    stranger = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
     try:
         fake = {"launch_id": "0" * 32, "pid": stranger.pid, "pgid": stranger.pid, "start_ticks": 1,
                 "host": reap.socket.gethostname(), "boot_id": reap.boot_id()}  # fmt: skip
@@ -86,6 +86,26 @@ def test_reap_never_signals_a_process_that_is_not_ours(tmp_path: Path) -> None:
     finally:
         stranger.kill()
         stranger.wait()
+
+
+def test_a_leader_in_a_shared_group_is_stopped_alone(tmp_path: Path) -> None:
+    """A recorded leader that does not lead its process group (here it shares the test runner's, as
+    a CI job's processes do): the leader is stopped, its group mates, the runner among them, are
+    not. Before, the whole group got SIGTERM and CI died with exit 143."""
+    sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
+    shell = subprocess.Popen(sleep, process_group=0)  # leads the group that stands for the CI runner's
+    mate = subprocess.Popen(sleep, process_group=shell.pid)
+    leader = subprocess.Popen(sleep, process_group=shell.pid)
+    try:
+        rec = {**reap.identity(leader.pid, "1" * 32), "pid": leader.pid}
+        assert rec["pgid"] == shell.pid != leader.pid
+        assert reap.reap([rec], grace_s=2) == [leader.pid]
+        assert leader.wait(5) == -signal.SIGTERM
+        assert shell.poll() is None and mate.poll() is None
+    finally:
+        for p in (shell, mate, leader):
+            p.kill()
+            p.wait()
 
 
 SPAWN_SCRIPT = r"""

@@ -10,8 +10,9 @@ results dir, find those processes and stop them: SIGTERM, a grace period, then S
 
 A process is only signalled when it is provably one of ours: it carries a recorded
 ``SPECSWEEP_LAUNCH`` value in its environment, or it is a recorded leader alive with the recorded
-start time on this host and boot (then its process group too: a group id is not reused while the
-group exists). Its start time is checked again right before each signal, so a pid reused in between
+start time on this host and boot (then its process group too, if it leads that group as recorded: a
+group id is not reused while the group exists; a leader that shares someone else's group is stopped
+alone). Its start time is checked again right before each signal, so a pid reused in between
 is never hit. Run dirs locked by a live specsweep are left alone.
 """
 
@@ -76,10 +77,18 @@ def find(launches: Iterable[dict[str, Any]]) -> dict[int, int]:
     if not mine:
         return {}
     marks = {f"{MARK}={x['launch_id']}".encode() for x in mine}
-    groups = set()
-    for x in mine:  # a recorded leader still alive as itself: its group is ours
-        st = _stat(int(x.get("pid") or 0)) if x.get("pid") else None
-        if st and x.get("start_ticks") is not None and st[1] == x["start_ticks"]:
+    groups: set[int] = set()
+    leaders: set[int] = set()
+    own_group = os.getpgrp()
+    for x in mine:  # a recorded leader still alive as itself is ours
+        pid = int(x.get("pid") or 0)
+        st = _stat(pid) if pid > 0 else None
+        if not (st and x.get("start_ticks") is not None and st[1] == x["start_ticks"]):
+            continue
+        leaders.add(pid)
+        # and so is its group, but only a group it leads, as recorded: a process that shares its
+        # group with others (a shell's, a CI runner's, ours) takes nobody else down with it
+        if st[0] == pid and x.get("pgid") in (None, pid) and st[0] != own_group:
             groups.add(st[0])
     found: dict[int, int] = {}
     skip = {os.getpid(), os.getppid()}
@@ -88,7 +97,7 @@ def find(launches: Iterable[dict[str, Any]]) -> dict[int, int]:
             continue
         pid = int(entry)
         st = _stat(pid)
-        if st and (st[0] in groups or _environ_has(pid, marks)):
+        if st and (pid in leaders or st[0] in groups or _environ_has(pid, marks)):
             found[pid] = st[1]
     return found
 
