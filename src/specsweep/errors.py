@@ -9,9 +9,25 @@
     └── MissingDependency          an optional extra is needed (names the pip command)
 
 Every message names the bad value and what would have been accepted.
+
+Exit codes of the ``specsweep`` command (docs/getting-started.md lists them for users):
+
+    0    done
+    1    done, but something measured failed: ``run`` has failed cells, ``preflight`` a failed check,
+         or ``run`` could not write its run dir (finished cells kept)
+    2    a SpecsweepError: bad flag, experiment, data, or a missing optional dependency
+    3    ServerError
+    4    BenchError
+    5    ``bench`` measured, but its self-check marked the measurement invalid (the client's
+         own timing could be off by more than the contract allows; the result, written in full,
+         says why under ``invalid_reason``): not an error, and not a number to trust
+    130  interrupted (Ctrl-C or SIGTERM); finished work is kept
 """
 
 from __future__ import annotations
+
+EXIT_INVALID_MEASUREMENT = 5
+EXIT_INTERRUPTED = 130
 
 
 class SpecsweepError(Exception):

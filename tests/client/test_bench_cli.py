@@ -35,8 +35,13 @@ def test_bench_writes_sglang_line_and_records(sim_url: str, tmp_path, backend: s
             "--random-input-len", "64", "--random-output-len", "32", "--num-prompts", "12",
             "--max-concurrency", "4", "--warmup-requests", "2", "--output-file", str(out),
             "--records", str(recs), "--tag", "t1", "--quiet", "--repeats", "2"]  # fmt: skip
-    assert main(argv) in (0, 5)  # 5 = a run marked invalid on a loaded machine
+    rc = main(argv)
     lines = [orjson.loads(x) for x in out.read_bytes().splitlines()]
+    # exit 5 exactly when a repeat's self-check marked it invalid (a loaded machine), else 0
+    assert rc == (5 if any(x["invalid"] for x in lines) else 0), (
+        rc,
+        [x.get("invalid_reason") for x in lines],
+    )
     assert len(lines) == 2 and [x["repeat"] for x in lines] == [0, 1]
     res = lines[0]
     for key in ("duration", "completed", "total_input_tokens", "total_output_tokens", "request_throughput",

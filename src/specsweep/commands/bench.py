@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from specsweep import redact
-from specsweep.errors import UsageError
+from specsweep.errors import EXIT_INVALID_MEASUREMENT, UsageError
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -23,6 +23,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="benchmark one server with one workload (sglang.bench_serving-compatible flags)",
         description="Benchmark a running server. Metrics use sglang.bench_serving key names; "
         "ITL is per token (see docs/metrics.md).",
+        epilog="exit status: 0 measured; 5 measured but the self-check marked the measurement invalid "
+        "(the result says why under invalid_reason); 2 bad input; 4 nothing could be measured; "
+        "130 interrupted",
     )
     g = p.add_argument_group("server")
     g.add_argument(
@@ -278,5 +281,5 @@ def run(args: argparse.Namespace) -> int:
                 )
             )
         if outcome.invalid_reason:
-            status = 5
+            status = EXIT_INVALID_MEASUREMENT
     return status
