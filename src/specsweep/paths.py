@@ -36,17 +36,29 @@ def _probe(folder: Path, flag: str, path: str | Path) -> None:
     os.unlink(name)
 
 
-def output_file(path: str | Path, flag: str) -> Path:
-    """A file the command will write: not a folder, in a folder that exists or can be made, writable."""
+def output_file(path: str | Path, flag: str, *, parent_must_exist: bool = False) -> Path:
+    """A file the command will write: not a folder, writable (an existing file: opened for append),
+    in a folder that exists or can be made; with ``parent_must_exist`` (a command that appends
+    into the path as given, like ``bench --output-file``) the folder must exist already."""
     p = Path(path)
     if p.is_dir():
         raise UsageError(f"{flag} {str(path)!r} is a folder; give a file path (e.g. {p / 'report.md'})")
     if p.exists() and not p.is_file():
         raise UsageError(f"{flag} {str(path)!r} is not a regular file; give a file path")
-    anc = _existing_ancestor(p.parent)
+    parent = p.parent if str(p.parent) else Path(".")
+    if parent_must_exist and not parent.is_dir():
+        raise UsageError(f"{flag} {str(path)!r}: folder {str(parent)!r} does not exist; create it first")
+    anc = _existing_ancestor(parent)
     if not anc.is_dir():
         raise UsageError(f"{flag} {str(path)!r}: {str(anc)!r} is a file, not a folder")
-    _probe(anc, flag, path)
+    if p.exists():
+        try:
+            with open(p, "ab"):
+                pass
+        except OSError as e:
+            raise UsageError(f"{flag} {str(path)!r}: cannot write the file ({e.strerror})") from e
+    else:
+        _probe(anc, flag, path)
     return p
 
 

@@ -51,7 +51,7 @@ def test_bad_output_path_fails_before_measuring(tmp_path: Path, flag: str, case:
     assert r.returncode == 2, r.stderr
     err = [x for x in r.stderr.splitlines() if x.strip() and not x.startswith("  (see")]
     assert len(err) == 1 and flag in err[0] and str(path) in err[0], r.stderr
-    want = {"directory": "is a directory", "missing_parent": "does not exist", "read_only": "not writable"}
+    want = {"directory": "is a folder", "missing_parent": "does not exist", "read_only": "cannot write"}
     assert want[case] in err[0]
     assert "no request completed" not in r.stderr and "Traceback" not in r.stderr  # nothing was measured
     assert not path.exists() or path.is_dir()

@@ -126,3 +126,14 @@ def test_bench_request_timeout_must_be_positive_and_finite(value: str) -> None:
     )  # fmt: skip
     assert p.returncode == 2, p.stderr[-1000:]
     assert "--request-timeout" in p.stderr and value in p.stderr.lower() and "Traceback" not in p.stderr
+
+
+def test_an_existing_file_that_cannot_be_appended_to_is_refused_up_front(tmp_path: Path) -> None:
+    from specsweep.errors import UsageError
+    from specsweep.paths import output_file
+
+    with pytest.raises(UsageError, match="cannot write the file"):
+        output_file("/proc/self/status", "-o")  # exists, a regular file to stat, refuses writes (even root)
+    with pytest.raises(UsageError, match="does not exist; create it first"):
+        output_file(tmp_path / "no" / "out.jsonl", "--output-file", parent_must_exist=True)
+    assert output_file(tmp_path / "no" / "out.jsonl", "-o") == tmp_path / "no" / "out.jsonl"  # made later

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 from specsweep import redact
 from specsweep.errors import EXIT_INVALID_MEASUREMENT, UsageError
+from specsweep.paths import output_file
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -179,28 +179,6 @@ def _write_records(path: Path, records: list[Any]) -> None:
         write_records_parquet(path, records)
 
 
-def check_output_path(flag: str, path: Path) -> None:
-    """Raise UsageError unless ``path`` can be written: not a directory, its directory exists, and
-    a file can be created there (tried, then removed; an existing file is opened for append only)."""
-    if path.is_dir():
-        raise UsageError(f"{flag} {str(path)!r} is a directory; expected a file path")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise UsageError(f"{flag} {str(path)!r}: directory {str(parent)!r} does not exist; create it first")
-    try:
-        if path.exists():
-            with open(path, "ab"):
-                pass
-        else:
-            fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".check", dir=parent)
-            os.close(fd)
-            os.unlink(tmp)
-    except OSError as e:
-        raise UsageError(
-            f"{flag} {str(path)!r} is not writable ({e.strerror or e}); expected a writable file path"
-        ) from e
-
-
 def rescue(result: dict[str, Any], records: list[Any], rep: int) -> Path:
     """Save a run whose output could not be written into a fresh directory under the system's temp
     dir (result.jsonl, records.jsonl); returns the directory."""
@@ -250,12 +228,12 @@ def run(args: argparse.Namespace) -> int:
     redact.redact_tree({"extra_request_body": cfg.extra_request_body})
     # Output locations are checked before anything is measured (a run is not lost to a typo).
     if args.output_file:
-        check_output_path("--output-file", Path(args.output_file))
+        output_file(args.output_file, "--output-file", parent_must_exist=True)
     records_paths = (
         [_records_path(args.records, rep, cfg.repeats) for rep in range(cfg.repeats)] if args.records else []
     )
     for path in records_paths:
-        check_output_path("--records", path)
+        output_file(path, "--records", parent_must_exist=True)
     status = 0
     for rep in range(cfg.repeats):
         with _live(args, cfg, rep) as live:  # a live line on a terminal (specsweep.progress.BenchProgress)
