@@ -9,6 +9,7 @@ import asyncio
 import collections
 import functools
 import inspect
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from aiohttp.client_proto import ResponseHandler
 
 from specsweep import kstamp
 
+log = logging.getLogger(__name__)
 _now = time.monotonic_ns
 _SOCKET_FACTORY = "socket_factory" in inspect.signature(aiohttp.TCPConnector).parameters
 
@@ -161,13 +163,38 @@ class SendPacer:
         await fut
 
 
+# The one seam on aiohttp's private surface. specsweep relies on things aiohttp does not promise:
+# ``TCPConnector._factory`` (the per-connection protocol factory, replaced here so every
+# connection's protocol is a StampingHandler), ``aiohttp.client_proto.ResponseHandler`` (the
+# protocol class StampingHandler extends, fed through ``data_received``) and its ``_payload``
+# (the body stream StampingHandler drains with ``read_nowait``). Supported range: the one
+# pyproject.toml declares (aiohttp >= 3.9, < 4); kernel stamps need ``socket_factory`` (>= 3.12).
+# tests/client/test_aiohttp_seam.py checks the installed version against both, so an upgrade that
+# moves them fails a test instead of silently degrading. If the seam is missing at run time,
+# arrival times fall back to the reader's wake-up time, and the result says so (``kernel_stamps``
+# 0 and a logged warning).
+AIOHTTP_SUPPORTED = ((3, 9), (4, 0))  # [lowest, highest) major.minor
+
+
+def install_stamping_protocol(conn: aiohttp.TCPConnector) -> bool:
+    """Make ``conn`` create :class:`StampingHandler` protocols; False if this aiohttp has no seam."""
+    factory = getattr(conn, "_factory", None)
+    made = getattr(factory, "func", factory)  # aiohttp: partial(ResponseHandler, loop=...)
+    if not (isinstance(made, type) and issubclass(made, ResponseHandler)):
+        log.warning(
+            "aiohttp %s has no TCPConnector._factory: arrival times are wake-up times", aiohttp.__version__
+        )
+        return False
+    conn._factory = functools.partial(StampingHandler, loop=asyncio.get_running_loop())  # type: ignore[assignment]
+    return True
+
+
 def connector(**kw: Any) -> aiohttp.TCPConnector:
     """A pooling connector whose sockets are kernel-stamped and whose protocol is the stamping one."""
     if _SOCKET_FACTORY:  # kernel arrival/send stamps (see kstamp); aiohttp >= 3.12
         kw["socket_factory"] = kstamp.socket_factory
     conn = aiohttp.TCPConnector(limit=0, **kw)
-    if hasattr(conn, "_factory"):  # arrival timestamps (see StampingHandler); else wake-up times
-        conn._factory = functools.partial(StampingHandler, loop=asyncio.get_running_loop())  # type: ignore[assignment]
+    install_stamping_protocol(conn)
     return conn
 
 
