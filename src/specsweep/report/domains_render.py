@@ -19,6 +19,9 @@ _S: dict[str, dict[str, str]] = {
         "out.mixed": "Output length: mixed (some runs fixed with ignore_eos, some natural).",
         "out.unknown": "Output length: not recorded.",
         "proxy": "Acceptance marked * is the client's tokens-per-chunk proxy: the server reported no counters.",
+        "rule": "Winners and speedup verdicts (▲ faster, ▼ slower) use the report's rule at {level:.0%}, "
+        "Benjamini-Hochberg adjusted over the {m} pairwise comparisons of the winner table and over the "
+        "speedup comparisons, so many domains do not make more false winners.",
         "col.domain": "Domain",
         "col.scenario": "Scenario",
         "col.c": "Conc",
@@ -50,6 +53,8 @@ _S: dict[str, dict[str, str]] = {
         "out.mixed": "输出长度：混合（部分运行使用 ignore_eos 固定长度，部分为自然长度）。",
         "out.unknown": "输出长度：未记录。",
         "proxy": "带 * 的接受长度为客户端按每块 token 数估计的代理值：服务端未提供计数器。",
+        "rule": "胜出与加速判定（▲ 更快，▼ 更慢）沿用报告的判定规则（{level:.0%}），并在胜出表的 {m} 个两两比较之间、"
+        "加速比较之间分别做 Benjamini-Hochberg 校正，领域再多也不会多出假胜者。",
         "col.domain": "领域",
         "col.scenario": "场景",
         "col.c": "并发",
@@ -110,6 +115,8 @@ def recommendation_line(adv: list[DomainAdvice], lang: str) -> str:
 def _intro(d: DomainsView, lang: str) -> list[str]:
     out = [_s("baseline", lang, b=d.baseline) if d.baseline else _s("no_baseline", lang)]
     out.append(_s(f"out.{d.output_length}", lang))
+    if d.n_compared or d.baseline:
+        out.append(_s("rule", lang, level=d.level, m=d.n_compared))
     if d.proxy_used:
         out.append(_s("proxy", lang))
     return out
