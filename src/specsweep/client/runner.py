@@ -247,6 +247,7 @@ class Runner:
         rec.finish_reason = st.finish_reason
         rec.prompt_tokens_server = st.prompt_tokens
         rec.spec_verify_ct = st.spec_verify_ct
+        rec.draft_tokens, rec.draft_accepted = st.draft_tokens, st.draft_accepted
         if st.server_tokens:
             rec.output_tokens, rec.output_tokens_source = st.tokens, "server"
         elif st.final_usage_tokens is not None:

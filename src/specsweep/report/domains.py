@@ -4,9 +4,10 @@ per request category (domain), per cell; the winner per domain and cell; a recom
 Inputs are the runs' ``per_category`` objects (metrics_category; recomputed from stored records when
 a run predates them). Per category and cell:
 
-- ``accept_length``: the server's acceptance (its counters differenced over the cell when the cell held
-  that category alone; SGLang's per-request verify counts otherwise), else the client's tokens-per-chunk
-  proxy, marked ``accept_length_source="chunk_proxy"``;
+- ``accept_length``: the server's acceptance: per request where the server reports it (SGLang's verify
+  counts, llama-server's ``timings``), so per domain even in a cell that mixes domains; else its
+  ``/metrics`` counters differenced over the cell when the cell held that category alone (vLLM); else
+  the client's tokens-per-chunk proxy, marked ``accept_length_source="chunk_proxy"``;
 - ``speedup`` = total_throughput(config) / total_throughput(baseline) in the same cell and category,
   ``tpot_speedup`` = mean_tpot(baseline) / mean_tpot(config); null without a baseline.
 
@@ -51,7 +52,7 @@ class DomainRow(_Frozen):
     concurrency: int
     config: str
     accept_length: float | None
-    accept_length_source: Literal["server_counters", "verify_ct", "chunk_proxy"] | None = None
+    accept_length_source: Literal["server_counters", "verify_ct", "timings", "chunk_proxy"] | None = None
     mean_tpot_ms: float | None
     total_throughput: float | None
     output_throughput: float | None = None
