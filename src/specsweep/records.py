@@ -41,6 +41,9 @@ class RequestSpec:
     category: str | None = (
         None  # the prompt's domain (dataset category, e.g. "coding"); see workload.datasets
     )
+    # the conversation for chat endpoints (roles and contents; ``prompt`` is its text for completion
+    # endpoints): a multi-turn dataset item goes to /v1/chat/completions as these messages
+    messages: list[dict[str, str]] | None = None
 
 
 @dataclass(slots=True)

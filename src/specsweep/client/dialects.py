@@ -99,7 +99,10 @@ class Dialect:
         extra: dict[str, Any],
         count: Callable[[str], int] | None = None,
         decode: Callable[[list[int]], str] | None = None,
+        messages: list[dict[str, str]] | None = None,
     ) -> dict[str, Any]:
+        """The request body. Chat dialects send ``messages`` (a dataset's conversation) when given,
+        else the prompt as one user message; the server applies the model's chat template."""
         if self.native:
             body: dict[str, Any] = {
                 "sampling_params": {
@@ -121,7 +124,9 @@ class Dialect:
             body["stream_options"] = so
             if ignore_eos:
                 body["ignore_eos"] = True
-            if self.chat:
+            if self.chat and messages:
+                body["messages"] = [dict(m) for m in messages]
+            elif self.chat:
                 text = prompt if isinstance(prompt, str) else (decode(prompt) if decode else str(prompt))
                 body["messages"] = [{"role": "user", "content": text}]
             else:

@@ -91,6 +91,7 @@ class Runner:
             ignore_eos=self.cfg.ignore_eos,
             extra=self.cfg.extra_request_body,
             decode=self.tok.decode,
+            messages=spec.messages,
         )
         return orjson.dumps(b)
 

@@ -37,6 +37,9 @@ class DatasetRef(BaseModel):
     categories: tuple[str, ...] | None = None  # keep only these categories of the file
     category: str | None = None  # label every prompt of this source with this category
     turns: Literal["first", "all"] = "first"  # multi-turn sets: the first turn, or the whole conversation
+    # turns: all: a FastChat model-answer JSONL whose replies are the conversation's assistant turns
+    # (else the question file's ``reference`` replies; see formats.load_answers)
+    answers: str | None = None
     split: str | None = None  # hf: the split (default: the only one, else "test", else "train")
     prompt_field: str | None = None  # hf / jsonl: the field holding the prompt
     category_field: str = "category"  # the field holding each row's category, where the format has one
