@@ -277,3 +277,21 @@ def test_hf_cache_snapshot_folder_read_without_datasets(
     )
     got = items("hf", tmp_path / "datasets--org--set" / "snapshots" / "abc123")
     assert [(it.category, it.turns) for it in got] == [("math", ("What is 2+2?",))]
+
+
+def test_malformed_sharegpt_and_hf_are_clear_errors(tmp_path: Path) -> None:
+    sg = tmp_path / "sharegpt.json"
+    sg.write_text('[{"id": "a", "conversations": [{"from": "human"')  # truncated
+    with pytest.raises(DataError, match=r"sharegpt.json.*not JSON"):
+        items("sharegpt", sg)
+    sg.write_text(json.dumps([{"id": "a", "conversations": [{"from": "human", "value": "hi"}]}]))  # no reply
+    with pytest.raises(DataError, match=r"sharegpt.json.*no usable prompts.*ShareGPT"):
+        items("sharegpt", sg)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    snap = tmp_path / "snap"
+    snap.mkdir()
+    pq.write_table(pa.table({"label": [1, 0], "score": [0.5, 0.1]}), snap / "train-00000.parquet")
+    with pytest.raises(DataError, match=r"no prompt column None; columns are \['label', 'score'\]"):
+        items("hf", snap)
