@@ -75,3 +75,4 @@ def test_a_real_gain_in_one_domain_is_still_found_among_many() -> None:
     assert spec.speedup_verdict == "faster" and spec.speedup_ci is not None and spec.speedup_ci[0] > 1.0
     assert spec.speedup == pytest.approx(1.3, rel=0.1)
     assert next(a for a in view.advice if a.category == "d07").config == "spec"
+    assert view.accept_sources == ["chunk_proxy"] and view.proxy_used  # no server counts: the proxy, said

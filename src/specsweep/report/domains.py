@@ -94,6 +94,8 @@ class DomainsView(_Frozen):
     categories: list[str]
     configs: list[str]
     proxy_used: bool = False
+    # where the acceptance figures came from: verify_ct | timings | server_counters | chunk_proxy
+    accept_sources: list[str] = []
     level: float = stats.DEFAULT_LEVEL  # the verdicts' false-winner rate
     adjustment: str = "bh"  # over each family (module docstring)
     n_compared: int = 0  # comparisons in the winners' family
@@ -261,6 +263,7 @@ def build_domains(ds: Dataset, noise: Noise, baseline: str | None) -> tuple[list
     view = DomainsView(
         baseline=baseline, output_length=_output_length(ds), categories=sorted({k[0] for k in data}),
         configs=sorted({k[3] for k in data}, key=lambda x: order.get(x, 0)), proxy_used=proxy,
+        accept_sources=sorted({r.accept_length_source for r in rows if r.accept_length_source}),
         n_compared=n_compared, winners=winners, advice=_advice(rows, winners, baseline),
     )  # fmt: skip
     return rows, view
