@@ -83,6 +83,8 @@ def test_mt_bench_all_turns_are_a_real_conversation_for_chat_endpoints(tmp_path:
 
 
 def test_mt_bench_answers_file_missing_or_malformed(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="set turns: all"):
+        DatasetRef(name="mt-bench", path="q.jsonl", answers="a.jsonl")
     ref = {"turns": "all", "answers": str(tmp_path / "nope.jsonl")}
     with pytest.raises(DataError, match=r"nope.jsonl.*no such answers file.*model_answer"):
         items("mt-bench", DATA / "mt_bench_question.jsonl", **ref)

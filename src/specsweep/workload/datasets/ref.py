@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 FileDataset = Literal[
     "sharegpt", "jsonl", "spec-bench", "mt-bench", "speed-bench", "humaneval", "gsm8k", "instructcoder", "hf"
@@ -51,6 +51,12 @@ class DatasetRef(BaseModel):
         if v is not None and clean_category(v, "") != v:
             raise ValueError(f"{v!r} must be letters, digits, '_', '.', '+' or '-'")
         return v
+
+    @model_validator(mode="after")
+    def _answers_need_all_turns(self) -> DatasetRef:
+        if self.answers is not None and self.turns != "all":
+            raise ValueError("'answers' gives the assistant turns of a conversation: set turns: all")
+        return self
 
     def display(self) -> str:
         """The suffix of a derived scenario name."""
