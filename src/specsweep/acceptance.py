@@ -16,6 +16,11 @@ steps; when every step drafts (EAGLE, MTP, the simulator) the two are equal. Dec
 taken below the drafts: engines also count accepted drafts past ``max_tokens`` that the client never
 receives, and then (steps <= drafts) the drafts count is the better step count.
 
+llama-server also says per response (its ``timings.draft_n_accepted``), so the same figure is known
+per request and hence per category in a cell that mixes domains (:func:`from_requests`): a response
+of n tokens with a accepted draft tokens took n - 1 - a decode steps. It equals the counters' figure
+over the same requests. vLLM has no per-response figure: per category only when a cell holds one.
+
 On SGLang the exact per-request figure is used (Σ completion_tokens / Σ spec_verify_ct, SGLang's own
 definition), which also counts each request's prefill token: higher by about 1 / (steps per request).
 """
@@ -38,6 +43,15 @@ def from_counters(output_tokens: float, requests: int, accepted: float, drafts: 
         # drafts past max_tokens, a client-side token count): trust the drafts count then.
         return {"accept_length": 1.0 + accepted / drafts, "spec_draft_coverage": 1.0}
     return {"accept_length": 1.0 + accepted / steps, "spec_draft_coverage": drafts / steps}
+
+
+def from_requests(output_tokens: float, requests: int, accepted: float) -> float | None:
+    """``accept_length`` = 1 + accepted / decode steps from per-response counts (llama-server's
+    ``timings``): decode steps = output tokens - requests - accepted. None without a decode step."""
+    steps = output_tokens - requests - accepted
+    if requests <= 0 or steps <= 0:
+        return None
+    return 1.0 + accepted / steps
 
 
 def fill(result: Mapping[str, Any]) -> dict[str, Any]:

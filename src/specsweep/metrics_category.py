@@ -7,9 +7,11 @@ For each category c of the measured requests (warmup excluded; records without o
 - ``output_throughput`` = sum(output tokens of c) / D; ``total_throughput`` adds their prompt tokens;
 - ``mean_tpot_ms``, ``mean_ttft_ms``: means over c's requests (metrics.tpot_ms, first chunk - send);
 - ``accept_length``: sum(output tokens) / sum(spec_verify_ct) over c's requests that report the
-  server's verify count (SGLang); else, when c is the run's only category, the run's acceptance
-  length from the server's counters (``cell_accept_length``); else null. ``accept_length_source``
-  says which (``"verify_ct"``, ``"server_counters"`` or null);
+  server's verify count (SGLang); else 1 + accepted / decode steps from the drafts each response
+  reports (llama-server's ``timings``; :func:`specsweep.acceptance.from_requests`); else, when c is the
+  run's only category, the run's acceptance length from the server's counters
+  (``cell_accept_length``: vLLM); else null. ``accept_length_source`` says which (``"verify_ct"``,
+  ``"timings"``, ``"server_counters"`` or null);
 - ``tokens_per_chunk``: output tokens after the first chunk / chunks after the first - the client-side
   proxy of acceptance length (1.0 when the server streams one token per chunk).
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from specsweep.acceptance import from_requests
 from specsweep.metrics import NS_PER_MS, run_window_ns, tpot_ms
 from specsweep.records import RequestRecord
 
@@ -48,6 +51,16 @@ def per_category(
         ok = [r for r in rs if r.ok and r.chunk_ns]
         out_tok = sum(r.output_tokens for r in ok)
         verify = [r for r in ok if r.spec_verify_ct]
+        timed = [r for r in ok if r.draft_accepted is not None]
+        al, al_src = None, None
+        if verify:
+            al = sum(r.output_tokens for r in verify) / sum(r.spec_verify_ct or 0 for r in verify)
+            al_src = "verify_ct"
+        elif timed:
+            al = from_requests(
+                sum(r.output_tokens for r in timed), len(timed), sum(r.draft_accepted or 0 for r in timed)
+            )
+            al_src = "timings" if al is not None else None
         tail_tok = sum(sum(r.chunk_tokens[1:]) for r in ok)
         tail_chunks = sum(sum(1 for n in r.chunk_tokens[1:] if n > 0) for r in ok)
         out[cat] = {
@@ -57,12 +70,8 @@ def per_category(
             "total_throughput": (out_tok + sum(r.prompt_len for r in ok)) / duration,
             "mean_tpot_ms": _mean([t for r in ok if (t := tpot_ms(r)) is not None]),
             "mean_ttft_ms": _mean([(r.chunk_ns[0] - r.send_ns) / NS_PER_MS for r in ok]),
-            "accept_length": (
-                sum(r.output_tokens for r in verify) / sum(r.spec_verify_ct or 0 for r in verify)
-                if verify
-                else None
-            ),
-            "accept_length_source": "verify_ct" if verify else None,
+            "accept_length": al,
+            "accept_length_source": al_src,
             "tokens_per_chunk": tail_tok / tail_chunks if tail_chunks else None,
         }
     if len(out) == 1 and cell_accept_length is not None:

@@ -41,6 +41,9 @@ class RequestSpec:
     category: str | None = (
         None  # the prompt's domain (dataset category, e.g. "coding"); see workload.datasets
     )
+    # the conversation for chat endpoints (roles and contents; ``prompt`` is its text for completion
+    # endpoints): a multi-turn dataset item goes to /v1/chat/completions as these messages
+    messages: list[dict[str, str]] | None = None
 
 
 @dataclass(slots=True)
@@ -61,6 +64,10 @@ class RequestRecord:
     output_tokens_source: str = "server"  # "server" | "chunks" | "retokenized"
     finish_reason: str | None = None
     spec_verify_ct: int | None = None  # SGLang meta_info.spec_verify_ct
+    # llama-server's per-response ``timings``: draft tokens proposed (draft_n) and accepted
+    # (draft_n_accepted); None where the server does not say (see specsweep.acceptance)
+    draft_tokens: int | None = None
+    draft_accepted: int | None = None
     http_status: int | None = None
     error_kind: str | None = None
     error: str | None = None

@@ -1,6 +1,6 @@
 """examples/domains-llamacpp.yaml, lean: real llama-server, no-spec baseline vs n-gram k=3, over three
 domains (code / math / language prompts from the example's dataset files); the report's per-domain
-section has the server's acceptance and the speedup per domain."""
+section has the server's acceptance (per response: llama-server's timings) and the speedup per domain."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def test_domains_example_runs_lean(engines: Engines, tmp_path: Path) -> None:
     assert spec_ok, f"every speculative cell was invalid: {[r['invalid_reason'] for r in summary]}"
     for cat in spec_ok:
         spec = rows[cat, "ngram k=3"]
-        assert spec["accept_length_source"] == "server_counters", spec
+        assert spec["accept_length_source"] == "timings", spec  # llama-server's per-response drafts
         assert spec["accept_length"] > 1.5, spec  # the tiny model cycles: n-gram drafts are mostly accepted
         if (cat, "llamacpp-off") in valid:
             assert spec["speedup"] is not None and spec["speedup_ci"] is not None
@@ -73,3 +73,42 @@ def test_domains_example_plans_three_domains_and_a_baseline(monkeypatch: pytest.
     argv = {cfg.label: build_argv(cfg, 8000) or [] for cfg in plan.configs}
     assert "--spec-type" not in argv["llamacpp-off"]
     assert all(v[v.index("--threads") + 1] == "1" for v in argv.values())
+
+
+@pytest.mark.engine
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_mixed_cell_gets_acceptance_per_domain_from_llama_server(engines: Engines, tmp_path: Path) -> None:
+    """One cell mixing two domains on a real llama-server with n-gram drafts, through a chat endpoint:
+    each response's timings give each domain its own acceptance (the /metrics counters cannot be split
+    by domain), and over the whole cell they agree with the counters' figure."""
+    from specsweep.acceptance import from_requests
+    from tests.engines.helpers import llamacpp_spec, running_server
+
+    mix = tmp_path / "mix.jsonl"
+    rows = [{"prompt": f"def total_{i}(xs):\n    return sum(xs)", "category": "coding"} for i in range(3)]
+    rows += [{"prompt": f"Say hello to person number {i}.", "category": "chat"} for i in range(3)]
+    mix.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ngram = {"spec_type": "ngram-simple", "spec_ngram_simple_size_n": 2, "spec_ngram_simple_size_m": 3}
+    out, recs_path = tmp_path / "line.jsonl", tmp_path / "records.jsonl"
+    with running_server(llamacpp_spec(engines, "ngram", ngram), tmp_path / "server.log") as srv:
+        cmd = [sys.executable, "-m", "specsweep", "bench", "--backend", "openai-chat", "--base-url", srv.base_url,
+               "--model", srv.model_id or "", "--tokenizer", engines.need("TINY_MODEL_HF"),
+               "--dataset-name", "jsonl", "--dataset-path", str(mix), "--random-output-len", "32",
+               "--num-prompts", "6", "--max-concurrency", "2", "--warmup-requests", "0",
+               "--output-file", str(out), "--records", str(recs_path), "--quiet"]  # fmt: skip
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=240, check=False, cwd=ROOT)
+    assert p.returncode in (0, 5), p.stderr[-3000:]  # 5: the self-check doubts timings, not counts
+    res = json.loads(out.read_text())
+    per = res["per_category"]
+    assert set(per) == {"coding", "chat"}
+    for cat in per.values():
+        assert cat["accept_length_source"] == "timings" and cat["accept_length"] > 1.0, cat
+    recs = [json.loads(x) for x in recs_path.read_text().splitlines() if x.strip()]
+    ok = [r for r in recs if not r["is_warmup"] and r["error_kind"] is None]
+    assert len(ok) == 6 and all(
+        r["draft_accepted"] is not None and r["draft_tokens"] >= r["draft_accepted"] for r in ok
+    )
+    whole = from_requests(sum(r["output_tokens"] for r in ok), len(ok), sum(r["draft_accepted"] for r in ok))
+    assert res["accept_length_basis"] == "metrics_counters"
+    assert whole == pytest.approx(res["accept_length"], rel=0.02)

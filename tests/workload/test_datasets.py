@@ -50,6 +50,50 @@ def test_mt_bench_first_turn_and_all_turns() -> None:
     assert all("parallelize" not in str(s.prompt) for s in first)
 
 
+def test_mt_bench_all_turns_are_a_real_conversation_for_chat_endpoints(tmp_path: Path) -> None:
+    from specsweep.client.dialects import get_dialect
+
+    ref = DatasetRef(name="mt-bench", path=str(DATA / "mt_bench_question.jsonl"), turns="all")
+    sc = Scenario(name="mt", input_len=512, output_len=64, dataset="mix", mix=(ref,))
+    by_cat = {s.category: s for s in generate(sc, 3, TOK, seed=1)}
+    # math carries a reference reply: user, assistant (the reference), user - as messages, not flattened
+    math = by_cat["math"]
+    assert [m["role"] for m in math.messages or []] == ["user", "assistant", "user"]
+    assert (math.messages or [])[1]["content"] == "Area is 3"
+    assert (math.messages or [])[2]["content"] == "What's area of the circle circumscribing the triangle?"
+    body = get_dialect("openai-chat").build(math.prompt, 64, model="m", temperature=0.0, ignore_eos=False,
+                                            extra={}, messages=math.messages)  # fmt: skip
+    assert body["messages"] == math.messages
+    # completion endpoints get the same conversation as text, each turn under its role
+    assert str(math.prompt).startswith("User: The vertices") and str(math.prompt).endswith("Assistant:")
+    assert "Assistant: Area is 3" in str(math.prompt)
+    # no reply to condition on (coding has no reference): its user turns go as one message
+    assert [m["role"] for m in by_cat["coding"].messages or []] == ["user"]
+    # a model's answers (FastChat model_answer JSONL) condition every question's second turn
+    ans = tmp_path / "model.jsonl"
+    ans.write_text("".join(json.dumps({"question_id": q, "answer_id": f"a{q}", "model_id": "m", "tstamp": 1.0,
+                                       "choices": [{"index": 0, "turns": [f"answer {q}", f"second {q}"]}]}) + "\n"
+                           for q in (81, 111, 121)))  # fmt: skip
+    sc2 = sc.model_copy(update={"mix": (ref.model_copy(update={"answers": str(ans)}),)})
+    by_cat = {s.category: s for s in generate(sc2, 3, TOK, seed=1)}
+    assert [m["content"] for m in by_cat["coding"].messages or []] == [
+        "Develop a Python program that reads all the text files under a directory and returns top-5 words with "
+        "the most number of occurrences.", "answer 121", "Can you parallelize it?"]  # fmt: skip
+    assert (by_cat["math"].messages or [])[1]["content"] == "answer 111"  # the model's, over the reference
+
+
+def test_mt_bench_answers_file_missing_or_malformed(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="set turns: all"):
+        DatasetRef(name="mt-bench", path="q.jsonl", answers="a.jsonl")
+    ref = {"turns": "all", "answers": str(tmp_path / "nope.jsonl")}
+    with pytest.raises(DataError, match=r"nope.jsonl.*no such answers file.*model_answer"):
+        items("mt-bench", DATA / "mt_bench_question.jsonl", **ref)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"question_id": 81, "choices": [{"turns": "not a list"}]}) + "\n")
+    with pytest.raises(DataError, match=r"bad.jsonl:1.*FastChat model answer"):
+        items("mt-bench", DATA / "mt_bench_question.jsonl", turns="all", answers=str(bad))
+
+
 def test_speed_bench_parquet_folder_skips_placeholders(tmp_path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -235,3 +279,21 @@ def test_hf_cache_snapshot_folder_read_without_datasets(
     )
     got = items("hf", tmp_path / "datasets--org--set" / "snapshots" / "abc123")
     assert [(it.category, it.turns) for it in got] == [("math", ("What is 2+2?",))]
+
+
+def test_malformed_sharegpt_and_hf_are_clear_errors(tmp_path: Path) -> None:
+    sg = tmp_path / "sharegpt.json"
+    sg.write_text('[{"id": "a", "conversations": [{"from": "human"')  # truncated
+    with pytest.raises(DataError, match=r"sharegpt.json.*not JSON"):
+        items("sharegpt", sg)
+    sg.write_text(json.dumps([{"id": "a", "conversations": [{"from": "human", "value": "hi"}]}]))  # no reply
+    with pytest.raises(DataError, match=r"sharegpt.json.*no usable prompts.*ShareGPT"):
+        items("sharegpt", sg)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    snap = tmp_path / "snap"
+    snap.mkdir()
+    pq.write_table(pa.table({"label": [1, 0], "score": [0.5, 0.1]}), snap / "train-00000.parquet")
+    with pytest.raises(DataError, match=r"no prompt column None; columns are \['label', 'score'\]"):
+        items("hf", snap)

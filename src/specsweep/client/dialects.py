@@ -4,6 +4,10 @@ A dialect turns a RequestSpec into (path, JSON body) and folds each SSE payload 
 Output tokens per chunk come from the server when it says (SGLang ``meta_info.completion_tokens``,
 OpenAI ``usage.completion_tokens`` with ``continuous_usage_stats``); otherwise from the client
 tokenizer applied to the chunk's text (``tokens_source`` says which).
+
+Speculative acceptance per response, where the server reports it: SGLang's ``meta_info.spec_verify_ct``
+(verify steps), llama-server's ``timings`` object on its last chunk (``draft_n`` draft tokens proposed,
+``draft_n_accepted`` accepted). vLLM reports none per response (only its ``/metrics`` counters).
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ class StreamState:
     prompt_tokens: int | None = None
     finish_reason: str | None = None
     spec_verify_ct: int | None = None
+    draft_tokens: int | None = None  # llama-server timings.draft_n
+    draft_accepted: int | None = None  # llama-server timings.draft_n_accepted
     done: bool = False  # saw [DONE]
     final_usage_tokens: int | None = None
     max_tokens: int | None = None  # what the request asked for: a larger output count is impossible
@@ -93,7 +99,10 @@ class Dialect:
         extra: dict[str, Any],
         count: Callable[[str], int] | None = None,
         decode: Callable[[list[int]], str] | None = None,
+        messages: list[dict[str, str]] | None = None,
     ) -> dict[str, Any]:
+        """The request body. Chat dialects send ``messages`` (a dataset's conversation) when given,
+        else the prompt as one user message; the server applies the model's chat template."""
         if self.native:
             body: dict[str, Any] = {
                 "sampling_params": {
@@ -115,7 +124,9 @@ class Dialect:
             body["stream_options"] = so
             if ignore_eos:
                 body["ignore_eos"] = True
-            if self.chat:
+            if self.chat and messages:
+                body["messages"] = [dict(m) for m in messages]
+            elif self.chat:
                 text = prompt if isinstance(prompt, str) else (decode(prompt) if decode else str(prompt))
                 body["messages"] = [{"role": "user", "content": text}]
             else:
@@ -214,6 +225,15 @@ def _parse_openai(
     )
     if pt is not None:
         st.prompt_tokens = pt
+    timings = obj.get("timings")
+    if isinstance(timings, dict):  # llama-server, on the last chunk: its drafts for this response
+        dn = _count(timings.get("draft_n"), "timings.draft_n", st, output=False)
+        # accepted drafts past max_tokens are counted too (then discarded): bounded by draft_n only
+        da = _count(timings.get("draft_n_accepted"), "timings.draft_n_accepted", st, output=False)
+        if dn is not None and da is not None:
+            if da > dn:
+                raise ChunkError("bad_count", f"timings.draft_n_accepted {da} > timings.draft_n {dn}")
+            st.draft_tokens, st.draft_accepted = dn, da
     new_tokens = 0
     if ct is not None and choices:  # continuous usage: cumulative count on every chunk
         new_tokens = max(0, ct - st.tokens)

@@ -91,6 +91,7 @@ class Runner:
             ignore_eos=self.cfg.ignore_eos,
             extra=self.cfg.extra_request_body,
             decode=self.tok.decode,
+            messages=spec.messages,
         )
         return orjson.dumps(b)
 
@@ -247,6 +248,7 @@ class Runner:
         rec.finish_reason = st.finish_reason
         rec.prompt_tokens_server = st.prompt_tokens
         rec.spec_verify_ct = st.spec_verify_ct
+        rec.draft_tokens, rec.draft_accepted = st.draft_tokens, st.draft_accepted
         if st.server_tokens:
             rec.output_tokens, rec.output_tokens_source = st.tokens, "server"
         elif st.final_usage_tokens is not None:

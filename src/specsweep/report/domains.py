@@ -4,12 +4,21 @@ per request category (domain), per cell; the winner per domain and cell; a recom
 Inputs are the runs' ``per_category`` objects (metrics_category; recomputed from stored records when
 a run predates them). Per category and cell:
 
-- ``accept_length``: the server's acceptance (its counters differenced over the cell when the cell held
-  that category alone; SGLang's per-request verify counts otherwise), else the client's tokens-per-chunk
-  proxy, marked ``accept_length_source="chunk_proxy"``;
+- ``accept_length``: the server's acceptance: per request where the server reports it (SGLang's verify
+  counts, llama-server's ``timings``), so per domain even in a cell that mixes domains; else its
+  ``/metrics`` counters differenced over the cell when the cell held that category alone (vLLM); else
+  the client's tokens-per-chunk proxy, marked ``accept_length_source="chunk_proxy"``;
 - ``speedup`` = total_throughput(config) / total_throughput(baseline) in the same cell and category,
-  ``tpot_speedup`` = mean_tpot(baseline) / mean_tpot(config); intervals and verdicts from
-  :mod:`specsweep.stats` (bootstrap over repeats, else the noise floor), null without a baseline.
+  ``tpot_speedup`` = mean_tpot(baseline) / mean_tpot(config); null without a baseline.
+
+Verdicts follow the main report's rule (:func:`specsweep.analysis.core.all_verdicts`): each comparison
+is a log-ratio test (Welch's t over repeats, else against the measured or assumed run-to-run noise),
+decided when its Benjamini-Hochberg adjusted p value is <= ``stats.DEFAULT_LEVEL`` and the gain reaches
+``--min-effect``; intervals are drawn at the per-comparison level those decisions amount to. The
+families adjusted together: every pairwise throughput comparison of configs within each (domain,
+scenario, concurrency) (the winners: a winner is the leader whose comparison with the runner-up is
+decided), and every config-vs-baseline throughput comparison (the speedup verdicts); the TPOT speedup
+intervals use their own family's level. So many domains do not make false winners more likely.
 
 The baseline is the config the report is given, else the one whose server an experiment marked
 ``baseline: true``. Speculation should be switched off for a domain from the lowest concurrency above
@@ -43,7 +52,7 @@ class DomainRow(_Frozen):
     concurrency: int
     config: str
     accept_length: float | None
-    accept_length_source: Literal["server_counters", "verify_ct", "chunk_proxy"] | None = None
+    accept_length_source: Literal["server_counters", "verify_ct", "timings", "chunk_proxy"] | None = None
     mean_tpot_ms: float | None
     total_throughput: float | None
     output_throughput: float | None = None
@@ -65,6 +74,7 @@ class DomainWinner(_Frozen):
     runner_up: str | None = None
     gain: float | None = None
     ci: tuple[float, float] | None = None
+    p_adjusted: float | None = None  # the leader-vs-runner-up p value after the BH adjustment
 
 
 class DomainAdvice(_Frozen):
@@ -84,6 +94,11 @@ class DomainsView(_Frozen):
     categories: list[str]
     configs: list[str]
     proxy_used: bool = False
+    # where the acceptance figures came from: verify_ct | timings | server_counters | chunk_proxy
+    accept_sources: list[str] = []
+    level: float = stats.DEFAULT_LEVEL  # the verdicts' false-winner rate
+    adjustment: str = "bh"  # over each family (module docstring)
+    n_compared: int = 0  # comparisons in the winners' family
     winners: list[DomainWinner] = []
     advice: list[DomainAdvice] = []
 
@@ -139,23 +154,44 @@ class _Verdict:
     ci_low: float
     ci_high: float
     gain: float
+    p_adjusted: float
 
 
-def _compare(a: list[float], b: list[float], higher: bool, noise: Noise) -> _Verdict | None:
-    """One per-domain comparison with the report's verdict tests (``stats.log_test_repeats`` for
-    repeats, else against the measured or assumed run-to-run noise) at ``stats.DEFAULT_LEVEL``."""
+def _test(a: list[float], b: list[float], higher: bool, noise: Noise) -> stats.LogTest | None:
+    """a vs b with the main report's tests (``analysis.core.pair_test``): Welch's t on log values with
+    >= 2 repeats a side (floored at the run noise only when the repeats are identical), else the log
+    ratio against the measured or assumed run-to-run noise. None when a side has no positive value."""
     if not a or not b or min(a) <= 0 or min(b) <= 0:
         return None
     if len(a) >= 2 and len(b) >= 2:
-        test = stats.log_test_repeats(a, b, higher_is_better=higher, floor_sigma=noise.sigma)
-    else:
-        test = stats.log_test_noise(a, b, higher_is_better=higher, sigma=noise.sigma, sigma_df=noise.sigma_df)
-    lo, hi = test.interval(stats.DEFAULT_LEVEL)
-    gain = math.expm1(abs(test.log_effect))
-    v: Literal["a", "b", "tie"] = "tie"
-    if test.p_value <= stats.DEFAULT_LEVEL and gain >= noise.min_effect and test.effect != 0:
-        v = "a" if test.effect > 0 else "b"
-    return _Verdict(v, test.effect, lo, hi, gain)
+        test = stats.log_test_repeats(a, b, higher_is_better=higher)
+        if test.se == 0:
+            test = stats.log_test_repeats(a, b, higher_is_better=higher, floor_sigma=noise.sigma)
+        return test
+    return stats.log_test_noise(a, b, higher_is_better=higher, sigma=noise.sigma, sigma_df=noise.sigma_df)
+
+
+def _decide(
+    tests: list[stats.LogTest],
+    noise: Noise,
+    *,
+    level: float = stats.DEFAULT_LEVEL,
+    adjustment: stats.Adjustment = "bh",
+) -> list[_Verdict]:
+    """One family's verdicts, as ``analysis.core.all_verdicts`` decides them: adjusted p <= level and a
+    gain of at least ``noise.min_effect``; intervals at the level the adjusted decisions amount to."""
+    p = [t.p_value for t in tests]
+    p_adj = stats.adjust(p, adjustment)
+    eff = stats.effective_level(p, level, adjustment)
+    out = []
+    for t, pa in zip(tests, p_adj, strict=True):
+        lo, hi = t.interval(eff)
+        gain = math.expm1(abs(t.log_effect))
+        v: Literal["a", "b", "tie"] = "tie"
+        if pa <= level and gain >= noise.min_effect and t.effect != 0:
+            v = "a" if t.effect > 0 else "b"
+        out.append(_Verdict(v, t.effect, lo, hi, gain, float(pa)))
+    return out
 
 
 def _output_length(ds: Dataset) -> Literal["fixed", "natural", "mixed", "unknown"]:
@@ -179,9 +215,27 @@ def build_domains(ds: Dataset, noise: Noise, baseline: str | None) -> tuple[list
                 if isinstance(m, dict):
                     data.setdefault((str(cat), scenario, c, label), []).append(m)
     order = {m.label: m.order for m in ds.configs.values()}
+    keys = sorted(data, key=lambda k: (k[0], k[1], k[2], order.get(k[3], 0)))
+    # the speedup families: each config vs the baseline in its cell and domain (throughput, TPOT)
+    thr_tests: dict[Key, stats.LogTest] = {}
+    tpot_tests: dict[Key, stats.LogTest] = {}
+    for key in keys:
+        cat, s, c, label = key
+        base = data.get((cat, s, c, baseline)) if baseline else None
+        if base is None or label == baseline:
+            continue
+        reps = data[key]
+        if (
+            t := _test(_nums(reps, "total_throughput"), _nums(base, "total_throughput"), True, noise)
+        ) is not None:
+            thr_tests[key] = t
+        if (t := _test(_nums(reps, "mean_tpot_ms"), _nums(base, "mean_tpot_ms"), False, noise)) is not None:
+            tpot_tests[key] = t
+    thr = dict(zip(thr_tests, _decide(list(thr_tests.values()), noise), strict=True))
+    tpot = dict(zip(tpot_tests, _decide(list(tpot_tests.values()), noise), strict=True))
     rows: list[DomainRow] = []
     proxy = False
-    for key in sorted(data, key=lambda k: (k[0], k[1], k[2], order.get(k[3], 0))):
+    for key in keys:
         cat, s, c, label = key
         reps = data[key]
         al = _mean(_nums(reps, "accept_length"))
@@ -192,16 +246,12 @@ def build_domains(ds: Dataset, noise: Noise, baseline: str | None) -> tuple[list
         elif al is None and (tpc := _mean(_nums(reps, "tokens_per_chunk"))) is not None:
             al, src, proxy = tpc, "chunk_proxy", True
         extra: dict[str, Any] = {}
-        base = data.get((cat, s, c, baseline)) if baseline else None
-        if base is not None and label != baseline:
-            thr = _compare(_nums(reps, "total_throughput"), _nums(base, "total_throughput"), True, noise)
-            if thr is not None:
-                extra.update(speedup=1 + thr.effect, speedup_ci=(1 + thr.ci_low, 1 + thr.ci_high),
-                             speedup_verdict={"a": "faster", "b": "slower", "tie": "tie"}[thr.verdict])  # fmt: skip
-            tp = _compare(_nums(reps, "mean_tpot_ms"), _nums(base, "mean_tpot_ms"), False, noise)
-            if tp is not None:
-                extra.update(tpot_speedup=1 + tp.effect, tpot_speedup_ci=(1 + tp.ci_low, 1 + tp.ci_high))
-        elif base is not None:
+        if (v := thr.get(key)) is not None:
+            extra.update(speedup=1 + v.effect, speedup_ci=(1 + v.ci_low, 1 + v.ci_high),
+                         speedup_verdict={"a": "faster", "b": "slower", "tie": "tie"}[v.verdict])  # fmt: skip
+        if (v := tpot.get(key)) is not None:
+            extra.update(tpot_speedup=1 + v.effect, tpot_speedup_ci=(1 + v.ci_low, 1 + v.ci_high))
+        if baseline and label == baseline:
             extra.update(speedup=1.0, tpot_speedup=1.0)
         rows.append(DomainRow(
             category=cat, scenario=s, concurrency=c, config=label, accept_length=al, accept_length_source=src,
@@ -209,21 +259,34 @@ def build_domains(ds: Dataset, noise: Noise, baseline: str | None) -> tuple[list
             output_throughput=_mean(_nums(reps, "output_throughput")),
             completed=int(sum(_nums(reps, "completed"))), repeats=len(reps), **extra,
         ))  # fmt: skip
-    winners = _winners(data, noise)
+    winners, n_compared = _winners(data, noise)
     view = DomainsView(
         baseline=baseline, output_length=_output_length(ds), categories=sorted({k[0] for k in data}),
         configs=sorted({k[3] for k in data}, key=lambda x: order.get(x, 0)), proxy_used=proxy,
-        winners=winners, advice=_advice(rows, winners, baseline),
+        accept_sources=sorted({r.accept_length_source for r in rows if r.accept_length_source}),
+        n_compared=n_compared, winners=winners, advice=_advice(rows, winners, baseline),
     )  # fmt: skip
     return rows, view
 
 
-def _winners(data: dict[Key, list[dict[str, Any]]], noise: Noise) -> list[DomainWinner]:
+def _winners(data: dict[Key, list[dict[str, Any]]], noise: Noise) -> tuple[list[DomainWinner], int]:
+    """The winner per (domain, scenario, concurrency) on total throughput, and the family size: every
+    pair of configs in every such cell is tested, the family adjusted together (module docstring)."""
     cells: dict[tuple[str, str, int], dict[str, list[float]]] = {}
     for (cat, s, c, label), reps in data.items():
         vals = _nums(reps, "total_throughput")
         if vals:
             cells.setdefault((cat, s, c), {})[label] = vals
+    pairs: list[tuple[tuple[str, str, int], str, str]] = []
+    tests: list[stats.LogTest] = []
+    for cell, by in sorted(cells.items()):
+        labels = sorted(by)
+        for i, x in enumerate(labels):
+            for y in labels[i + 1 :]:
+                if (t := _test(by[x], by[y], True, noise)) is not None:
+                    pairs.append((cell, x, y))
+                    tests.append(t)
+    verdicts = {(cell, x, y): v for (cell, x, y), v in zip(pairs, _decide(tests, noise), strict=True)}
     out = []
     for (cat, s, c), by in sorted(cells.items()):
         ranked = sorted(by, key=lambda lab: -(_mean(by[lab]) or 0.0))
@@ -231,13 +294,21 @@ def _winners(data: dict[Key, list[dict[str, Any]]], noise: Noise) -> list[Domain
         if len(ranked) == 1:
             out.append(DomainWinner(category=cat, scenario=s, concurrency=c, leader=leader, winner=None))
             continue
-        r = _compare(by[leader], by[ranked[1]], True, noise)
+        second = ranked[1]
+        r = verdicts.get(((cat, s, c), leader, second))
+        if (
+            r is None and (r2 := verdicts.get(((cat, s, c), second, leader))) is not None
+        ):  # orient: leader first
+            inv = {"a": "b", "b": "a", "tie": "tie"}[r2.verdict]
+            r = _Verdict(inv, 1 / (1 + r2.effect) - 1, 1 / (1 + r2.ci_high) - 1, 1 / (1 + r2.ci_low) - 1,  # type: ignore[arg-type]
+                         r2.gain, r2.p_adjusted)  # fmt: skip
         out.append(DomainWinner(
-            category=cat, scenario=s, concurrency=c, leader=leader, runner_up=ranked[1],
+            category=cat, scenario=s, concurrency=c, leader=leader, runner_up=second,
             winner=leader if r is not None and r.verdict == "a" else None,
             gain=r.gain if r is not None else None, ci=(r.ci_low, r.ci_high) if r is not None else None,
+            p_adjusted=r.p_adjusted if r is not None else None,
         ))  # fmt: skip
-    return out
+    return out, len(tests)
 
 
 def _advice(rows: list[DomainRow], winners: list[DomainWinner], baseline: str | None) -> list[DomainAdvice]:

@@ -12,13 +12,21 @@ _S: dict[str, dict[str, str]] = {
     "en": {
         "title": "Per-domain results",
         "baseline": "Speedup is throughput (and TPOT) against `{b}`, the configuration without speculation, "
-        "in the same cell and domain; [low, high] is the 95% interval.",
+        "in the same cell and domain; [low, high] is its interval, at least 95% and widened for multiplicity like the verdicts.",
         "no_baseline": "No baseline: mark the no-speculation server `baseline: true` (or pass --baseline) to see speedups.",
         "out.fixed": "Output length: fixed (ignore_eos; every request generates its max tokens).",
         "out.natural": "Output length: natural (requests stop at EOS, capped at their max tokens).",
         "out.mixed": "Output length: mixed (some runs fixed with ignore_eos, some natural).",
         "out.unknown": "Output length: not recorded.",
         "proxy": "Acceptance marked * is the client's tokens-per-chunk proxy: the server reported no counters.",
+        "src": "Acceptance length from: {srcs}.",
+        "src.verify_ct": "SGLang's per-request verify counts",
+        "src.timings": "llama-server's per-response draft counts (timings)",
+        "src.server_counters": "the server's /metrics counters over the cell (one domain per cell)",
+        "src.chunk_proxy": "the client's tokens-per-chunk proxy (*)",
+        "rule": "Winners and speedup verdicts (▲ faster, ▼ slower) use the report's rule at {level:.0%}, "
+        "Benjamini-Hochberg adjusted over the {m} pairwise comparisons of the winner table and over the "
+        "speedup comparisons, so many domains do not make more false winners.",
         "col.domain": "Domain",
         "col.scenario": "Scenario",
         "col.c": "Conc",
@@ -43,13 +51,20 @@ _S: dict[str, dict[str, str]] = {
     },
     "zh": {
         "title": "分领域结果",
-        "baseline": "加速比为同一单元、同一领域内相对于 `{b}`（不开投机解码）的吞吐（及 TPOT）之比；[低, 高] 为 95% 区间。",
+        "baseline": "加速比为同一单元、同一领域内相对于 `{b}`（不开投机解码）的吞吐（及 TPOT）之比；[低, 高] 为其区间（至少 95%，并与判定一样按多重比较放宽）。",
         "no_baseline": "未设基线：把不开投机解码的服务标记为 `baseline: true`（或使用 --baseline）即可显示加速比。",
         "out.fixed": "输出长度：固定（ignore_eos，每个请求生成到最大 token 数）。",
         "out.natural": "输出长度：自然（遇到 EOS 即停止，上限为最大 token 数）。",
         "out.mixed": "输出长度：混合（部分运行使用 ignore_eos 固定长度，部分为自然长度）。",
         "out.unknown": "输出长度：未记录。",
         "proxy": "带 * 的接受长度为客户端按每块 token 数估计的代理值：服务端未提供计数器。",
+        "src": "接受长度来源：{srcs}。",
+        "src.verify_ct": "SGLang 的逐请求验证次数",
+        "src.timings": "llama-server 逐响应的草稿计数（timings）",
+        "src.server_counters": "服务端 /metrics 计数器在单元内的差值（每单元一个领域）",
+        "src.chunk_proxy": "客户端按每块 token 数估计的代理值（*）",
+        "rule": "胜出与加速判定（▲ 更快，▼ 更慢）沿用报告的判定规则（{level:.0%}），并在胜出表的 {m} 个两两比较之间、"
+        "加速比较之间分别做 Benjamini-Hochberg 校正，领域再多也不会多出假胜者。",
         "col.domain": "领域",
         "col.scenario": "场景",
         "col.c": "并发",
@@ -110,6 +125,11 @@ def recommendation_line(adv: list[DomainAdvice], lang: str) -> str:
 def _intro(d: DomainsView, lang: str) -> list[str]:
     out = [_s("baseline", lang, b=d.baseline) if d.baseline else _s("no_baseline", lang)]
     out.append(_s(f"out.{d.output_length}", lang))
+    if d.accept_sources:
+        sep = "；" if lang == "zh" else "; "
+        out.append(_s("src", lang, srcs=sep.join(_s(f"src.{x}", lang) for x in d.accept_sources)))
+    if d.n_compared or d.baseline:
+        out.append(_s("rule", lang, level=d.level, m=d.n_compared))
     if d.proxy_used:
         out.append(_s("proxy", lang))
     return out

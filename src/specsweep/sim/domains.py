@@ -2,8 +2,9 @@
 
 Speculation accepts more on code and math than on open chat. A profile's ``category_survival`` holds
 one survival curve per request category; ``sim fit`` learns it here from the results' per-category
-acceptance lengths (the ``per_category`` object of each result row: the server's counters when the
-cell held one category, SGLang's per-request verify counts otherwise).
+acceptance lengths (the ``per_category`` object of each result row: per-response counts where the
+server gives them - SGLang's verify counts, llama-server's timings - so from mixed cells too; else the
+server's counters when the cell held one category).
 
 Model: per category c, a constant per-token acceptance rate a_c, S_i = a_c^i, so that
 E(k) = 1 + a + ... + a^k. With rows at several k, a_c minimises sum over rows (E_k(a) - L_row)^2

@@ -7,6 +7,10 @@ Formats (the fields each reads):
 
 - ``spec-bench``: Spec-Bench ``data/spec_bench/question.jsonl``: ``{"question_id", "category", "turns": [str]}``.
 - ``mt-bench``: FastChat ``data/mt_bench/question.jsonl``: the same fields (+ optional ``reference``).
+  With ``turns: all`` the whole conversation is sent: user turns with the assistant replies between
+  them from ``answers`` (a FastChat ``model_answer/<model>.jsonl``: ``{"question_id", "choices":
+  [{"turns": [str]}]}``) when given, else from the question's ``reference``; a question with neither
+  has no assistant turn to condition on, and its user turns go as one message.
 - ``speed-bench``: nvidia/SPEED-Bench's released Parquet files (or a JSONL export), a file or a folder:
   ``{"category", "turns": [str | {"content"}]}``; empty placeholder turns are skipped.
 - ``humaneval``: OpenAI ``HumanEval.jsonl(.gz)``: ``{"task_id", "prompt", ...}``; category ``coding``.
@@ -27,7 +31,7 @@ from __future__ import annotations
 import gzip
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +49,7 @@ class Item:
     category: str
     output_len: int | None = None  # a length the dataset fixes (ShareGPT reply, jsonl output_len)
     replies: tuple[str, ...] = ()
+    qid: str | None = None  # the question_id, where the format has one (matches an answers file)
 
 
 WHERE: dict[str, str] = {
@@ -188,7 +193,8 @@ def _questions(ref: DatasetRef, p: Path, *, allow_empty: bool) -> list[Item]:
             )
         refs = obj.get("reference")
         replies = tuple(r for r in refs if isinstance(r, str)) if isinstance(refs, list) else ()
-        out.append(Item(turns, clean_category(cat, p.stem), None, replies))
+        qid = obj.get("question_id")
+        out.append(Item(turns, clean_category(cat, p.stem), None, replies, None if qid is None else str(qid)))
     return out
 
 
@@ -304,6 +310,35 @@ LOADERS: dict[str, Callable[[DatasetRef, Path, Callable[[str], int]], list[Item]
 }
 
 
+def load_answers(path: str) -> dict[str, tuple[str, ...]]:
+    """{question_id: assistant turns} of a FastChat model-answer JSONL (``gen_model_answer.py``'s
+    ``model_answer/<model>.jsonl``: ``{"question_id", "choices": [{"turns": [str, ...]}]}``; the first
+    choice is used)."""
+    p = Path(os.path.expanduser(path))
+    if not p.is_file():
+        raise DataError(
+            "no such answers file; expected a FastChat model_answer/<model>.jsonl (fastchat/llm_judge/"
+            "gen_model_answer.py writes one; nothing is downloaded)",
+            file=str(p),
+        )
+    out: dict[str, tuple[str, ...]] = {}
+    for obj, line in rows(p):
+        choices = obj.get("choices")
+        first = choices[0] if isinstance(choices, list) and choices else None
+        turns = first.get("turns") if isinstance(first, dict) else None
+        if (
+            obj.get("question_id") is None
+            or not isinstance(turns, list)
+            or not all(isinstance(t, str) for t in turns)
+        ):
+            raise DataError(
+                "expected {\"question_id\", \"choices\": [{\"turns\": [str, ...]}]} (a FastChat model answer)",
+                file=str(p), line=line, field="choices",
+            )  # fmt: skip
+        out[str(obj["question_id"])] = tuple(turns)
+    return out
+
+
 def load_items(ref: DatasetRef, count: Callable[[str], int]) -> list[Item]:
     """The prompts of one source, filtered to ``ref.categories``, relabelled with ``ref.category``."""
     p = _need_path(ref)
@@ -314,8 +349,11 @@ def load_items(ref: DatasetRef, count: Callable[[str], int]) -> list[Item]:
         items = [it for it in items if it.category in want]
         if not items:
             raise DataError(f"no prompt of categories {sorted(want)}; the file has {have}", file=str(p))
+    if ref.answers is not None:  # a model's own replies condition the later turns
+        answers = load_answers(ref.answers)
+        items = [replace(it, replies=answers.get(it.qid or "", it.replies)) for it in items]
     if ref.category:
-        items = [Item(it.turns, ref.category, it.output_len, it.replies) for it in items]
+        items = [replace(it, category=ref.category) for it in items]
     if not items:
         raise DataError(f"no usable prompts in the file ({ref.name} format: {WHERE[ref.name]})", file=str(p))
     return items

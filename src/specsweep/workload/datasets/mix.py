@@ -3,7 +3,9 @@
 A mix of weights w_j over n requests gives source j round(n * w_j / sum(w)) requests (largest
 remainder, so the counts add up to n); the sources' requests are interleaved in a seeded random
 order, and each source's prompts are taken in a seeded random order (cycling when n exceeds them).
-The output length of a request is the dataset's own (ShareGPT's reply, a jsonl ``output_len``) when it
+A multi-turn conversation (``turns: all``) goes to chat endpoints as its messages (the server applies
+the model's template) and to completion endpoints as text (the local chat template, else role-labelled
+turns). The output length of a request is the dataset's own (ShareGPT's reply, a jsonl ``output_len``) when it
 has one, else the scenario's ``output_len``.
 """
 
@@ -35,7 +37,9 @@ def split_counts(n: int, weights: Sequence[float]) -> list[int]:
 
 
 def messages(item: Item, turns: str) -> list[dict[str, str]]:
-    """The chat messages of an item: its first turn, or all turns with the reference replies between."""
+    """The chat messages of an item: its first turn; or (``turns="all"``) the conversation: every
+    user turn with the assistant replies (a model's answers, else the file's reference) between them,
+    ending on the last user turn. Without a reply to put between, the user turns go as one message."""
     if turns == "first" or len(item.turns) == 1:
         return [{"role": "user", "content": item.turns[0]}]
     if len(item.replies) >= len(item.turns) - 1:
@@ -45,15 +49,17 @@ def messages(item: Item, turns: str) -> list[dict[str, str]]:
             if i < len(item.turns) - 1:
                 out.append({"role": "assistant", "content": item.replies[i]})
         return out
-    # no reference replies: the user turns in order, as one message
     return [{"role": "user", "content": "\n\n".join(item.turns)}]
 
 
 def render(msgs: list[dict[str, str]], template: ChatTemplate | None) -> str:
-    """Prompt text: through the model's chat template when given, else the contents joined."""
+    """Prompt text (completion endpoints): through the model's chat template when given; else one
+    message's content as it is, a conversation with each turn under its role ("User:" / "Assistant:")."""
     if template is not None:
         return template(msgs)
-    return "\n\n".join(m["content"] for m in msgs)
+    if len(msgs) == 1:
+        return msgs[0]["content"]
+    return "\n\n".join(f"{m['role'].capitalize()}: {m['content']}" for m in msgs) + "\n\nAssistant:"
 
 
 def dataset_specs(
@@ -80,7 +86,9 @@ def dataset_specs(
         pool, order = pools[j], orders[j]
         item = pool[int(order[taken[j] % len(pool)])]
         taken[j] += 1
-        text = render(messages(item, refs[j].turns), template)
+        msgs = messages(item, refs[j].turns)
+        text = render(msgs, template)
         out = output_len if output_len is not None else (item.output_len or default_output_len)
-        specs.append(RequestSpec(i, text, count(text), out, category=item.category))
+        # chat endpoints get the messages themselves: never the text a local template made of them
+        specs.append(RequestSpec(i, text, count(text), out, category=item.category, messages=msgs))
     return specs

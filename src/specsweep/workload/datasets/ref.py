@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 FileDataset = Literal[
     "sharegpt", "jsonl", "spec-bench", "mt-bench", "speed-bench", "humaneval", "gsm8k", "instructcoder", "hf"
@@ -37,6 +37,9 @@ class DatasetRef(BaseModel):
     categories: tuple[str, ...] | None = None  # keep only these categories of the file
     category: str | None = None  # label every prompt of this source with this category
     turns: Literal["first", "all"] = "first"  # multi-turn sets: the first turn, or the whole conversation
+    # turns: all: a FastChat model-answer JSONL whose replies are the conversation's assistant turns
+    # (else the question file's ``reference`` replies; see formats.load_answers)
+    answers: str | None = None
     split: str | None = None  # hf: the split (default: the only one, else "test", else "train")
     prompt_field: str | None = None  # hf / jsonl: the field holding the prompt
     category_field: str = "category"  # the field holding each row's category, where the format has one
@@ -48,6 +51,12 @@ class DatasetRef(BaseModel):
         if v is not None and clean_category(v, "") != v:
             raise ValueError(f"{v!r} must be letters, digits, '_', '.', '+' or '-'")
         return v
+
+    @model_validator(mode="after")
+    def _answers_need_all_turns(self) -> DatasetRef:
+        if self.answers is not None and self.turns != "all":
+            raise ValueError("'answers' gives the assistant turns of a conversation: set turns: all")
+        return self
 
     def display(self) -> str:
         """The suffix of a derived scenario name."""
