@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
-from specsweep.config import load_experiment, parse_experiment, plan_experiment
+from specsweep.config import plan_experiment
 from specsweep.errors import ConfigError
+from specsweep.loader import load_experiment, parse_experiment
 
 INPUTS = Path(__file__).parent / "inputs"
 
