@@ -467,12 +467,13 @@ def plan_experiment(
     catalog = {**BUILTIN, **extra}
     checks.check_plan_size(exp, file)
     configs = expand_configs(exp, file=file)
-    index = {id(s): i for i, s in enumerate(exp.servers)}
-    for cfg in configs if check_config is not None else []:
-        try:
-            check_config(cfg)
-        except (TemplateError, ValueError) as e:
-            raise ConfigError(str(e), file=file, path=f"servers[{index[id(cfg.spec)]}]") from e
+    if check_config is not None:
+        index = {id(s): i for i, s in enumerate(exp.servers)}
+        for cfg in configs:
+            try:
+                check_config(cfg)
+            except (TemplateError, ValueError) as e:
+                raise ConfigError(str(e), file=file, path=f"servers[{index[id(cfg.spec)]}]") from e
     if exp.lossless is not None:
         _check_lossless_labels(exp.lossless, [c.label for c in configs], file)
     checks.check_baseline(exp.report.baseline, [c.label for c in configs], file)
