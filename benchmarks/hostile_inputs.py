@@ -15,8 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from specsweep.config import load_experiment, parse_experiment, plan_experiment
+from specsweep.config import plan_experiment
 from specsweep.errors import ConfigError
+from specsweep.loader import load_experiment, parse_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -279,7 +279,8 @@ def memory_mode(n_cells: int, results_dir: str | None, out: str | None) -> int:
     import gc
 
     from specsweep.bench import BenchConfig, BenchOutcome
-    from specsweep.config import parse_experiment, plan_experiment
+    from specsweep.config import plan_experiment
+    from specsweep.loader import parse_experiment
     from specsweep.orchestrate import create_run_dir, execute
     from specsweep.records import RequestRecord
 

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from specsweep.config import load_experiment, parse_experiment, plan_experiment
+from specsweep.config import plan_experiment
+from specsweep.loader import load_experiment, parse_experiment
 from specsweep.progress import Eta, LiveObserver, QuietObserver, cell_guess_s, estimate_plan, startup_guess_s
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "llamacpp-cpu.yaml"

@@ -6,37 +6,30 @@ An experiment is ``servers`` (each a launch recipe plus a parameter ``grid``) x 
     Experiment --expand_configs--> [ServerConfig]  (one launch each; the grid's product)
                --plan_experiment--> Plan: [Cell] per config (x scenario x concurrency, stable cell_id)
 
-``${VAR}`` anywhere in a file comes from the environment when it is loaded (server ``env`` values:
-at launch). Templates: string fields that build a command line (``args``, ``argv``, ``model``,
-``profile``, ``speculative_config`` values, ``label``, ``env`` values) may hold ``{name}`` placeholders: the grid
+Templates: string fields that build a command line (``args``, ``argv``, ``model``, ``profile``,
+``speculative_config`` values, ``label``, ``env`` values) may hold ``{name}`` placeholders: the grid
 and fixed ``params``, plus ``{port}``, ``{host}``, ``{model}``, ``{name}`` and ``{label}`` (the last
-three only where already known). Only ``{identifier}`` is a placeholder, so JSON braces stay as they
-are. Each list element is substituted on its own: a value never splits into several arguments.
+three only where already known); specsweep.templates substitutes them and expands ``${VAR}``.
+Reading a file (YAML, ``${VAR}``, validation messages) is specsweep.loader's job; it also checks
+that every template resolves (specsweep.servers.argv), so a typo fails before any launch.
 """
 
 from __future__ import annotations
 
 import hashlib
 import itertools
-import os
-import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Container
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from specsweep import config_checks as checks
 from specsweep import redact
 from specsweep.errors import ConfigError, one_of
-
-# Moved to specsweep.redact; kept importable from here.
-from specsweep.redact import looks_secret as looks_secret
-from specsweep.redact import redact_argv as redact_argv
-from specsweep.redact import redact_config as redact_config
-from specsweep.redact import redact_env as redact_env
+from specsweep.paths import safe_name
+from specsweep.templates import TemplateError, substitute
 from specsweep.workload.datasets.ref import DatasetRef
 from specsweep.workload.scenarios import BUILTIN, Scenario, default_num_prompts, parse_scenarios, with_dataset
 
@@ -68,9 +61,6 @@ _KIND_FIELDS: dict[str, tuple[str, ...]] = {
     "time_scale": ("sim",),
 }
 
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
 # Short names for grid parameters in labels: DSpark(st=3).
 _ABBREV = {
     "spec_tokens": "st",
@@ -91,59 +81,6 @@ def abbrev(key: str) -> str:
         return _ABBREV[key]
     words = [w for w in key.split("_") if w]
     return "".join(w[0] for w in words) if len(words) > 1 else key
-
-
-def expand_env_refs(value: str, environ: dict[str, str] | None = None) -> str:
-    """``${VAR}`` in env values comes from the environment specsweep runs in (kept out of files)."""
-    src = os.environ if environ is None else environ
-
-    def repl(m: re.Match[str]) -> str:
-        val = src.get(m.group(1), "")
-        redact.register_env_ref(m.group(1), val)  # a value from ${VAR} is never written
-        return val
-
-    return _ENV_REF.sub(repl, value)
-
-
-class TemplateError(ValueError):
-    pass
-
-
-def substitute(template: str, values: dict[str, Any]) -> str:
-    """Replace ``{name}`` placeholders; an unknown name is an error naming the accepted ones."""
-
-    def repl(m: re.Match[str]) -> str:
-        key = m.group(1)
-        if key not in values:
-            raise TemplateError(f"unknown placeholder {{{key}}} in {template!r}; {one_of(key, values)}")
-        return str(values[key])
-
-    return _PLACEHOLDER.sub(repl, template)
-
-
-def substitute_value(v: Any, values: dict[str, Any]) -> Any:
-    """Substitute inside strings, lists and dicts; a string that is exactly one placeholder keeps the
-    value's type (``"{spec_tokens}"`` -> 3 in a JSON speculative config)."""
-    if isinstance(v, str):
-        m = _PLACEHOLDER.fullmatch(v)
-        if m and m.group(1) in values:
-            return values[m.group(1)]
-        return substitute(v, values)
-    if isinstance(v, list):
-        return [substitute_value(x, values) for x in v]
-    if isinstance(v, dict):
-        return {k: substitute_value(x, values) for k, x in v.items()}
-    return v
-
-
-def placeholders(v: Any) -> set[str]:
-    if isinstance(v, str):
-        return set(_PLACEHOLDER.findall(v))
-    if isinstance(v, list):
-        return set().union(*(placeholders(x) for x in v)) if v else set()
-    if isinstance(v, dict):
-        return set().union(*(placeholders(x) for x in v.values())) if v else set()
-    return set()
 
 
 # ---- models ------------------------------------------------------------------------------------
@@ -452,11 +389,17 @@ class Plan:
     def all_cells(self) -> list[Cell]:
         return [c for cfg in self.configs for c in self.cells[cfg.label]]
 
+    def todo(self, finished: Container[tuple[str, int]], label: str | None = None) -> list[tuple[Cell, int]]:
+        """The (cell, repeat) runs not in ``finished`` (``(cell_id, repeat)`` pairs), in run order: each
+        cell's repeats in turn. ``label``: one configuration's runs only."""
+        cells = self.all_cells() if label is None else self.cells[label]
+        return [
+            (c, r) for c in cells for r in range(self.experiment.repeats) if (c.cell_id, r) not in finished
+        ]
+
 
 def make_cell_id(label: str, scenario: str, concurrency: int) -> str:
     """Readable and stable: ``<label>.<scenario>.c<N>-<6 hex of the exact triple>``."""
-    from specsweep.store import safe_name
-
     h = hashlib.sha1(f"{label}\0{scenario}\0{concurrency}".encode()).hexdigest()[:6]
     # the readable part as written: a ${VAR} value in a label is never written (redact)
     return f"{safe_name(redact.scrub_text(label))}.{safe_name(scenario)}.c{concurrency}-{h}"
@@ -513,21 +456,24 @@ def lossless_pair(opts: LosslessOptions, labels: list[str]) -> tuple[str, str]:
     return opts.reference, against
 
 
-def plan_experiment(exp: Experiment, *, file: str | None = None) -> Plan:
-    """Expand servers x grid and workloads into configs and cells; checks templates and scenarios."""
+def plan_experiment(
+    exp: Experiment, *, file: str | None = None, check_config: Callable[[ServerConfig], None] | None = None
+) -> Plan:
+    """Expand servers x grid and workloads into configs and cells; checks scenarios and labels.
+    ``check_config`` runs on each configuration once they are expanded; a TemplateError/ValueError it
+    raises becomes a ConfigError at that server's path (specsweep.loader passes the argv builders'
+    template check: servers depend on config, not the reverse)."""
     extra = parse_scenarios(exp.scenarios, file=file) if exp.scenarios else {}
     catalog = {**BUILTIN, **extra}
     checks.check_plan_size(exp, file)
     configs = expand_configs(exp, file=file)
-    # Check every template resolves, so a typo fails now rather than at launch.
-    from specsweep.servers.argv import build_argv  # servers depend on config, not the reverse
-
-    index = {id(s): i for i, s in enumerate(exp.servers)}
-    for cfg in configs:
-        try:
-            build_argv(cfg, port=1)
-        except (TemplateError, ValueError) as e:
-            raise ConfigError(str(e), file=file, path=f"servers[{index[id(cfg.spec)]}]") from e
+    if check_config is not None:
+        index = {id(s): i for i, s in enumerate(exp.servers)}
+        for cfg in configs:
+            try:
+                check_config(cfg)
+            except (TemplateError, ValueError) as e:
+                raise ConfigError(str(e), file=file, path=f"servers[{index[id(cfg.spec)]}]") from e
     if exp.lossless is not None:
         _check_lossless_labels(exp.lossless, [c.label for c in configs], file)
     checks.check_baseline(exp.report.baseline, [c.label for c in configs], file)
@@ -573,101 +519,3 @@ def plan_experiment(exp: Experiment, *, file: str | None = None) -> Plan:
                     )
         plan.cells[cfg.label] = cells
     return plan
-
-
-# ---- loading -----------------------------------------------------------------------------------
-def _loc(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-    return out
-
-
-def _describe(err: dict[str, Any], model: type[BaseModel]) -> tuple[str, str]:
-    """(path, message) for one pydantic error, naming what is accepted."""
-    loc = tuple(err["loc"])
-    path = _loc(loc)
-    if err["type"] == "extra_forbidden":
-        parent = _model_at(model, loc[:-1])
-        accepted = sorted(parent.model_fields) if parent else []
-        return path, f"unknown key {loc[-1]!r}; accepted keys: {', '.join(accepted)}"
-    msg = err["msg"]
-    if msg.startswith("Value error, "):
-        msg = msg[len("Value error, ") :]
-    if err["type"] not in ("value_error", "assertion_error", "missing"):
-        msg += f" (got {err.get('input')!r})"
-    return path, msg
-
-
-def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    cur: Any = model
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        f = cur.model_fields.get(part) if isinstance(cur, type) and issubclass(cur, BaseModel) else None
-        if f is None:
-            return None
-        ann = f.annotation
-        args = getattr(ann, "__args__", None)
-        cur = args[0] if args and isinstance(args[0], type) else ann
-    return cur if isinstance(cur, type) and issubclass(cur, BaseModel) else None
-
-
-def parse_experiment(data: Any, *, file: str | None = None, default_name: str | None = None) -> Experiment:
-    if not isinstance(data, dict):
-        raise ConfigError(f"expected a mapping at the top level, got {type(data).__name__}", file=file)
-    if "name" not in data and default_name:
-        data = {"name": default_name, **data}
-    try:
-        return Experiment.model_validate(data)
-    except ValidationError as e:
-        errs = e.errors()
-        path, msg = _describe(dict(errs[0]), Experiment)
-        more = f" (and {len(errs) - 1} more error(s))" if len(errs) > 1 else ""
-        raise ConfigError(msg + more, file=file, path=path or None) from e
-
-
-def expand_env_vars(
-    data: Any, *, file: str | None = None, environ: Mapping[str, str] | None = None, path: str = ""
-) -> Any:
-    """``${VAR}`` anywhere in the file comes from the environment (paths in engines.env, ...); an unset
-    variable is an error. Server ``env`` values are left as written: they are expanded at launch, so a
-    secret (``HF_TOKEN: ${HF_TOKEN}``) never reaches the manifest."""
-    src = os.environ if environ is None else environ
-    if isinstance(data, str):
-
-        def repl(m: re.Match[str]) -> str:
-            if m.group(1) not in src:
-                raise ConfigError(
-                    f"environment variable {m.group(1)} is not set", file=file, path=path or None
-                )
-            redact.register_env_ref(m.group(1), src[m.group(1)])  # a value from ${VAR} is never written
-            return src[m.group(1)]
-
-        return _ENV_REF.sub(repl, data)
-    if isinstance(data, list):
-        return [expand_env_vars(x, file=file, environ=src, path=f"{path}[{i}]") for i, x in enumerate(data)]
-    if isinstance(data, dict):
-        out = {}
-        for k, v in data.items():
-            sub = f"{path}.{k}" if path else str(k)
-            keep = k == "env" and re.fullmatch(r"servers\[\d+\]", path) is not None
-            out[k] = v if keep else expand_env_vars(v, file=file, environ=src, path=sub)
-        return out
-    return data
-
-
-def load_experiment(path: str | Path) -> tuple[Experiment, Plan]:
-    p = Path(path)
-    try:
-        data = checks.load_yaml(p.read_text(encoding="utf-8"), file=str(p))
-    except OSError as e:
-        raise ConfigError(f"cannot read experiment file: {e.strerror}", file=str(p)) from e
-    except UnicodeDecodeError as e:
-        raise ConfigError(f"not UTF-8 text (byte {e.start}): {e.reason}", file=str(p)) from e
-    data = expand_env_vars(data, file=str(p))
-    exp = parse_experiment(data, file=str(p), default_name=p.stem)
-    return exp, plan_experiment(exp, file=str(p))

@@ -7,16 +7,26 @@ cannot be written, or a parent that is a file gives a UsageError (exit 2) naming
 and what is needed. Writability is tested by creating and removing a probe file, so it also holds
 for root (who passes permission bits but not a read-only mount). ``write_failed`` turns an OSError
 met while writing (a disk filling up) into a SpecsweepError, so the command fails instead of exiting 0.
+``safe_name`` is the file-name form of a label or cell id that every stage names its files with.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import re
 import tempfile
 from pathlib import Path
 
 from specsweep.errors import SpecsweepError, UsageError
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")
+
+
+def safe_name(s: str) -> str:
+    """A file-name-safe form of a label/cell id: no path separators, no leading dots."""
+    out = _UNSAFE.sub("_", s).strip("._") or "x"
+    return out[:150]
 
 
 def _existing_ancestor(p: Path) -> Path:

@@ -17,8 +17,9 @@ from typing import Any
 import orjson
 
 from specsweep import redact
-from specsweep.config import Experiment, Plan, load_experiment, parse_experiment
+from specsweep.config import Experiment, Plan
 from specsweep.errors import ConfigError
+from specsweep.loader import load_experiment, parse_experiment
 
 log = logging.getLogger(__name__)
 

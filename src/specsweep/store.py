@@ -24,7 +24,6 @@ import contextlib
 import hashlib
 import logging
 import os
-import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -34,6 +33,7 @@ import orjson
 
 from specsweep import SCHEMA_VERSION, redact
 from specsweep.errors import DataError
+from specsweep.paths import safe_name
 from specsweep.records import RequestRecord
 
 log = logging.getLogger(__name__)
@@ -42,14 +42,6 @@ MANIFEST = "manifest.json"
 SUMMARY = "summary.jsonl"
 RECORDS = "records"
 LOGS = "logs"
-
-_SAFE = re.compile(r"[^A-Za-z0-9._=-]+")
-
-
-def safe_name(s: str) -> str:
-    """A file-name-safe form of a label/cell id: no path separators, no leading dots."""
-    out = _SAFE.sub("_", s).strip("._") or "x"
-    return out[:150]
 
 
 def log_file_name(label: str) -> str:

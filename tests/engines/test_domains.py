@@ -62,7 +62,7 @@ def test_domains_example_runs_lean(engines: Engines, tmp_path: Path) -> None:
 
 
 def test_domains_example_plans_three_domains_and_a_baseline(monkeypatch: pytest.MonkeyPatch) -> None:
-    from specsweep.config import load_experiment
+    from specsweep.loader import load_experiment
     from specsweep.servers.argv import build_argv
 
     for k in ("LLAMA_SERVER", "TINY_MODEL_GGUF", "TINY_MODEL_HF"):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from specsweep.config import load_experiment
+from specsweep.loader import load_experiment
 from specsweep.servers.argv import build_argv
 from tests.engines.helpers import Engines
 

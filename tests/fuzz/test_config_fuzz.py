@@ -13,8 +13,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from specsweep.config import load_experiment
 from specsweep.errors import ConfigError
+from specsweep.loader import load_experiment
 
 pytestmark = pytest.mark.timeout(300)
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -6,7 +6,8 @@ import json
 import sys
 from typing import Any
 
-from specsweep.config import ServerConfig, ServerSpec, redact_argv, redact_env
+from specsweep.config import ServerConfig, ServerSpec
+from specsweep.redact import redact_argv, redact_env
 from specsweep.servers.argv import base_url, build_argv, build_env, version_argv
 
 

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from specsweep.bench import BenchConfig, BenchOutcome
-from specsweep.config import Plan, parse_experiment, plan_experiment
+from specsweep.config import Plan, plan_experiment
 from specsweep.errors import UsageError
+from specsweep.loader import parse_experiment
 from specsweep.orchestrate import create_run_dir, execute, load_run_plan, run_dir_lock
 from specsweep.records import RequestRecord
 from specsweep.store import RunDir, log_file_name

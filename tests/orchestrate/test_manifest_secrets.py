@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from specsweep.config import load_experiment
 from specsweep.errors import ConfigError
+from specsweep.loader import load_experiment
 from specsweep.orchestrate import create_run_dir, load_run_plan
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from specsweep.config import parse_experiment, plan_experiment
+from specsweep.config import plan_experiment
+from specsweep.loader import parse_experiment
 from specsweep.orchestrate import preflight
 from specsweep.progress import estimate_plan
 

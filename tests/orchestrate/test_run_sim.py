@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
-from specsweep.config import parse_experiment, plan_experiment
+from specsweep.config import plan_experiment
+from specsweep.loader import parse_experiment
 from specsweep.orchestrate import create_run_dir, execute
 from specsweep.store import RunDir
 

@@ -5,7 +5,8 @@ from typing import Any
 
 import pytest
 
-from specsweep.config import Plan, parse_experiment, plan_experiment
+from specsweep.config import Plan, plan_experiment
+from specsweep.loader import parse_experiment
 from specsweep.preflight import Host
 
 DATA = Path(__file__).with_name("data")

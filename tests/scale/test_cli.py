@@ -7,7 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from specsweep.config import parse_experiment, plan_experiment
+from specsweep.config import plan_experiment
+from specsweep.loader import parse_experiment
 from specsweep.orchestrate import create_run_dir, execute
 
 

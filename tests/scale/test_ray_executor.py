@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from specsweep.config import Plan, parse_experiment, plan_experiment
+from specsweep.config import Plan, plan_experiment
+from specsweep.loader import parse_experiment
 from specsweep.orchestrate import create_run_dir, execute
 from specsweep.store import RunDir, log_file_name
 

@@ -12,7 +12,8 @@ import pytest
 from rich.console import Console
 
 from specsweep.commands.run import LiveObserver, QuietObserver
-from specsweep.config import parse_experiment, plan_experiment
+from specsweep.config import plan_experiment
+from specsweep.loader import parse_experiment
 from specsweep.orchestrate import create_run_dir, execute
 from specsweep.store import log_file_name
 

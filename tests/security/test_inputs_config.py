@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from specsweep.config import load_experiment, parse_experiment, plan_experiment
 from specsweep.errors import ConfigError
+from specsweep.loader import load_experiment, parse_experiment, plan_of
 
 INPUTS = Path(__file__).parent / "inputs"
 
@@ -147,7 +147,7 @@ def _plan_time(n: int) -> float:
     data = base(servers=[{"name": f"s{i}", "kind": "sim", "profile": "toy"} for i in range(n)])
     exp = parse_experiment(data)
     t0 = time.perf_counter()
-    plan = plan_experiment(exp)
+    plan = plan_of(exp)  # what loading a file plans with: the template check included
     dt = time.perf_counter() - t0
     assert len(plan.configs) == n
     return dt

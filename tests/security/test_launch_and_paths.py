@@ -11,11 +11,13 @@ from typing import Any
 
 import pytest
 
-from specsweep.config import ConfigError, make_cell_id, parse_experiment, plan_experiment
+from specsweep.config import ConfigError, make_cell_id, plan_experiment
 from specsweep.errors import SpecsweepError
 from specsweep.importers import ImportOptions, import_results
+from specsweep.loader import parse_experiment
+from specsweep.paths import safe_name
 from specsweep.servers.argv import build_argv, version_argv
-from specsweep.store import RunDir, safe_name
+from specsweep.store import RunDir
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "specsweep"
 EVIL = "x; rm -rf /tmp/specsweep-pwned && touch /tmp/specsweep-pwned `id` $(id) | cat > /etc/x"

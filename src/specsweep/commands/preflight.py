@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from specsweep.config import load_experiment
+    from specsweep.loader import load_experiment
     from specsweep.preflight import run_checks
 
     _exp, plan = load_experiment(args.experiment)

@@ -47,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from specsweep import orchestrate
-    from specsweep.config import load_experiment
+    from specsweep.loader import load_experiment
     from specsweep.servers import reap
     from specsweep.store import RunDir
 

@@ -1,12 +1,9 @@
-"""Where a grid's configurations run.
+"""Where a grid's configurations run (chosen by name from specsweep.orchestrate.run.EXECUTORS).
 
-    local   in this process, one configuration after another (specsweep.orchestrate)
+    local   in this process, one configuration after another (specsweep.orchestrate.run.run_local)
     ray     each configuration a Ray task on a node with the resources its launcher needs
             (specsweep.executors.ray_executor); needs ``pip install 'specsweep[ray]'``
 
-Both write the same run dir, so a run started with one can be resumed with the other.
+Both write the same run dir, so a run started with one can be resumed with the other. An executor
+runs ``specsweep.orchestrate.job.run_config`` and imports only the job and cell modules.
 """
-
-from __future__ import annotations
-
-EXECUTORS = ("local", "ray")

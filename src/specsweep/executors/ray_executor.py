@@ -36,9 +36,11 @@ from pathlib import Path
 from typing import Any
 
 from specsweep.config import Cell, Plan, ServerConfig
-from specsweep.errors import MissingDependency, SpecsweepError
+from specsweep.errors import SpecsweepError
 from specsweep.executors.resources import Demand, config_demand, infeasible
-from specsweep.orchestrate import BenchFn, ConfigJob, Observer, RunDirSink, _failed_row, run_config
+from specsweep.orchestrate.cells import failed_row
+from specsweep.orchestrate.job import BenchFn, ConfigJob, Observer, RunDirSink, run_config
+from specsweep.ray_support import require_ray
 from specsweep.records import RequestRecord
 from specsweep.servers.process import now_iso
 from specsweep.store import RunDir
@@ -50,11 +52,8 @@ POLL_S = 0.2
 
 
 def import_ray() -> Any:
-    try:
-        import ray
-    except ImportError as e:
-        raise MissingDependency("--executor ray", "ray") from e
-    return ray
+    """Ray, or MissingDependency naming ``--executor ray`` and its extra."""
+    return require_ray("--executor ray")
 
 
 def init_ray(address: str | None) -> bool:
@@ -98,8 +97,7 @@ class InboxSink:
         self.sent: dict[str, int] = {}
 
     def put(self, item: tuple[Any, ...]) -> None:
-        import ray
-
+        ray = import_ray()
         ray.get(self.inbox.put.remote(item))
 
     def ship_logs(self) -> None:
@@ -198,8 +196,7 @@ def _task(
     job: ConfigJob, inbox: Any, attempt: int, driver_cwd: str, bench_fn: BenchFn | None
 ) -> dict[str, Any]:
     """Runs on the chosen node: ``run_config`` into a scratch dir, everything streamed to the inbox."""
-    import ray
-
+    ray = import_ray()
     if os.path.isdir(driver_cwd):  # relative paths in the experiment mean the driver's directory
         os.chdir(driver_cwd)
     ctx = ray.get_runtime_context()
@@ -303,7 +300,7 @@ class RayExecutor:
             (c, r) for c, r in att.todo if self.written[(c.cell_id, r)] == att.base.get((c.cell_id, r), 0)
         ]
         for cell, repeat in left:
-            row = _failed_row(cell, repeat, att.cfg, kind, error, "", att.submitted_at)
+            row = failed_row(cell, repeat, att.cfg, kind, error, "", att.submitted_at)
             row.update(executor="ray", attempt=att.attempt)
             self._store(cell, repeat, row, [])
         return left
@@ -324,8 +321,7 @@ class RayExecutor:
         nodes = [n.get("Resources", {}) for n in alive]
         queue: list[_Attempt] = []
         for cfg in self.plan.configs:
-            todo = [(c, r) for c in self.plan.cells[cfg.label] for r in range(exp.repeats)]
-            todo = [(c, r) for c, r in todo if (c.cell_id, r) not in self.finished]
+            todo = self.plan.todo(self.finished, cfg.label)
             if todo:
                 queue.append(_Attempt(cfg, 1, now_iso(), todo))
         pending: dict[Any, _Attempt] = {}
@@ -343,13 +339,9 @@ class RayExecutor:
                         continue
                     att.submitted_at = now_iso()
                     att.base = {(c.cell_id, r): self.written[(c.cell_id, r)] for c, r in att.todo}
-                    every = {
-                        (c.cell_id, r) for c in self.plan.cells[att.cfg.label] for r in range(exp.repeats)
-                    }
+                    every = {(c.cell_id, r) for c, r in self.plan.todo((), att.cfg.label)}
                     skip = every - {(c.cell_id, r) for c, r in att.todo}
-                    job = ConfigJob(
-                        att.cfg, self.plan.cells[att.cfg.label], self.plan, self.run_dir.path, skip
-                    )
+                    job = ConfigJob(att.cfg, self.plan, self.run_dir.path, skip)
                     opts = d.options()
                     if att.avoid:  # prefer another node that fits (soft: else wherever Ray can)
                         alive = [n for n in ray.nodes() if n.get("Alive")]

@@ -45,7 +45,8 @@ from specsweep.importers.identity import (
     wrong_importer,
 )
 from specsweep.importers.reader import read_objects
-from specsweep.store import MANIFEST, SUMMARY, RunDir, atomic_write_bytes, dumps, safe_name
+from specsweep.paths import safe_name
+from specsweep.store import MANIFEST, SUMMARY, RunDir, atomic_write_bytes, dumps
 
 PENDING_MANIFEST = ".manifest.json.pending"
 SPOOL = ".spool.jsonl"

@@ -20,7 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from specsweep.config import Scalar, ServerConfig, expand_env_refs, placeholders, substitute, substitute_value
+from specsweep.config import Scalar, ServerConfig
+from specsweep.templates import expand_env_refs, placeholders, substitute, substitute_value
 
 # vLLM: parameter -> key of the --speculative-config JSON.
 VLLM_SPEC_KEYS = {
@@ -193,6 +194,13 @@ def build_argv(cfg: ServerConfig, port: int | str) -> list[str] | None:
     vals.setdefault("model", "")
     argv = BUILDERS[cfg.spec.kind](cfg, vals)
     return argv + [substitute(a, vals) for a in cfg.spec.args]
+
+
+def check_templates(cfg: ServerConfig) -> None:
+    """Every template of ``cfg`` resolves and every parameter reaches the command line: builds its
+    argv with a stand-in port. Raises TemplateError/ValueError naming the bad placeholder or
+    parameter (specsweep.loader runs it on every configuration of a plan)."""
+    build_argv(cfg, port=1)
 
 
 def build_env(cfg: ServerConfig, port: int | str, base: dict[str, str] | None = None) -> dict[str, str]:

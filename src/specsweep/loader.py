@@ -1,0 +1,94 @@
+"""Experiment files -> a checked Plan: the one place a plan to run is loaded.
+
+    file --YAML (config_checks.load_yaml)--> data --${VAR} (templates.expand_env_vars)--> data
+         --parse_experiment--> Experiment --plan_of--> Plan (every template checked: servers.argv)
+
+``parse_experiment`` turns pydantic's errors into one ConfigError naming the file, the path to the
+bad key and what is accepted. ``plan_of`` is also what ``run --resume`` plans a run dir's
+manifest with, so both paths check the same things.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from specsweep import config_checks as checks
+from specsweep.config import Experiment, Plan, plan_experiment
+from specsweep.errors import ConfigError
+from specsweep.servers.argv import check_templates
+from specsweep.templates import expand_env_vars
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _describe(err: dict[str, Any], model: type[BaseModel]) -> tuple[str, str]:
+    """(path, message) for one pydantic error, naming what is accepted."""
+    loc = tuple(err["loc"])
+    path = _loc(loc)
+    if err["type"] == "extra_forbidden":
+        parent = _model_at(model, loc[:-1])
+        accepted = sorted(parent.model_fields) if parent else []
+        return path, f"unknown key {loc[-1]!r}; accepted keys: {', '.join(accepted)}"
+    msg = err["msg"]
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, ") :]
+    if err["type"] not in ("value_error", "assertion_error", "missing"):
+        msg += f" (got {err.get('input')!r})"
+    return path, msg
+
+
+def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    cur: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        f = cur.model_fields.get(part) if isinstance(cur, type) and issubclass(cur, BaseModel) else None
+        if f is None:
+            return None
+        ann = f.annotation
+        args = getattr(ann, "__args__", None)
+        cur = args[0] if args and isinstance(args[0], type) else ann
+    return cur if isinstance(cur, type) and issubclass(cur, BaseModel) else None
+
+
+def parse_experiment(data: Any, *, file: str | None = None, default_name: str | None = None) -> Experiment:
+    if not isinstance(data, dict):
+        raise ConfigError(f"expected a mapping at the top level, got {type(data).__name__}", file=file)
+    if "name" not in data and default_name:
+        data = {"name": default_name, **data}
+    try:
+        return Experiment.model_validate(data)
+    except ValidationError as e:
+        errs = e.errors()
+        path, msg = _describe(dict(errs[0]), Experiment)
+        more = f" (and {len(errs) - 1} more error(s))" if len(errs) > 1 else ""
+        raise ConfigError(msg + more, file=file, path=path or None) from e
+
+
+def plan_of(exp: Experiment, *, file: str | None = None) -> Plan:
+    """``exp``'s plan, with every template checked, so a typo fails now rather than at launch."""
+    return plan_experiment(exp, file=file, check_config=check_templates)
+
+
+def load_experiment(path: str | Path) -> tuple[Experiment, Plan]:
+    p = Path(path)
+    try:
+        data = checks.load_yaml(p.read_text(encoding="utf-8"), file=str(p))
+    except OSError as e:
+        raise ConfigError(f"cannot read experiment file: {e.strerror}", file=str(p)) from e
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"not UTF-8 text (byte {e.start}): {e.reason}", file=str(p)) from e
+    data = expand_env_vars(data, file=str(p))
+    exp = parse_experiment(data, file=str(p), default_name=p.stem)
+    return exp, plan_of(exp, file=str(p))

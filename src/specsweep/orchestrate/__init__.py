@@ -1,0 +1,66 @@
+"""Experiment -> servers x cells -> benchmark -> run dir.
+
+One launch per configuration; all its cells run against it (warmup per cell). The package, one job
+per module (each imports only the ones above it):
+
+    cells.py     a cell's summary row (ok_row, failed_row) and FAILURE_KINDS: why a cell failed
+    signals.py   SIGTERM as Ctrl-C; signals held off while a server is torn down
+    job.py       ConfigJob -> run_config: one configuration's server and its cells, into a CellSink
+                 (RunDirSink: straight into the run dir)
+    dryrun.py    describe_plan (what would launch) and preflight (what would fail to)
+    manifest.py  a new run dir with its manifest (environment, config, plan); load_run_plan for resume
+    run.py       execute: the run dir lock, EXECUTORS {"local", "ray"}, the manifest's status, reports
+
+Executors (specsweep.executors.ray_executor) import only ``cells`` and ``job``. This module's names
+below are the package's public surface.
+"""
+
+from specsweep.orchestrate.cells import FAILURE_KINDS, failed_row, ok_row
+from specsweep.orchestrate.dryrun import describe_plan, preflight
+from specsweep.orchestrate.job import (
+    BenchFn,
+    CellSink,
+    ConfigJob,
+    Observer,
+    RunDirSink,
+    bench_config,
+    default_bench_fn,
+    run_config,
+)
+from specsweep.orchestrate.manifest import create_run_dir, environment, load_run_plan, plan_rows
+from specsweep.orchestrate.run import (
+    EXECUTORS,
+    ReportsInterrupted,
+    RunOutcome,
+    execute,
+    run_dir_lock,
+    write_reports,
+)
+from specsweep.orchestrate.signals import sigterm_as_interrupt
+
+__all__ = [
+    "EXECUTORS",
+    "FAILURE_KINDS",
+    "BenchFn",
+    "CellSink",
+    "ConfigJob",
+    "Observer",
+    "ReportsInterrupted",
+    "RunDirSink",
+    "RunOutcome",
+    "bench_config",
+    "create_run_dir",
+    "default_bench_fn",
+    "describe_plan",
+    "environment",
+    "execute",
+    "failed_row",
+    "load_run_plan",
+    "ok_row",
+    "plan_rows",
+    "preflight",
+    "run_config",
+    "run_dir_lock",
+    "sigterm_as_interrupt",
+    "write_reports",
+]

@@ -1,0 +1,263 @@
+"""The whole run: every unfinished cell of a plan into its run dir, then the reports.
+
+One runner per run dir at a time (an flock on RUN_DIR/.lock). Configurations run on an executor
+chosen from ``EXECUTORS``: ``local`` (here, one after another) or ``ray`` (specsweep.executors.
+ray_executor, an optional extra loaded only when chosen). Either way each cell is written as it
+finishes, so memory stays flat in the number of cells: ``RunOutcome.rows`` reads them back.
+
+An interrupt (SIGINT/SIGTERM -> KeyboardInterrupt) stops the servers, keeps finished cells, leaves
+nothing for the interrupted cell and marks the manifest ``interrupted``, so ``resume`` redoes
+exactly what is missing. The report phase is all or nothing (``ReportsInterrupted``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from specsweep.config import Plan, lossless_pair
+from specsweep.errors import ConfigError, UsageError
+from specsweep.orchestrate.dryrun import preflight
+from specsweep.orchestrate.job import BenchFn, ConfigJob, Observer, RunDirSink, no_observer, run_config
+from specsweep.orchestrate.signals import signals_deferred, sigterm_as_interrupt
+from specsweep.paths import write_failed
+from specsweep.preflight import for_manifest as preflight_for_manifest
+from specsweep.ray_support import require_ray
+from specsweep.run_secrets import finished_cells
+from specsweep.servers.process import now_iso
+from specsweep.store import RunDir, atomic_write_bytes, dumps
+
+log = logging.getLogger(__name__)
+
+
+class Executor(Protocol):
+    def __call__(
+        self, plan: Plan, run_dir: RunDir, finished: set[tuple[str, int]], *, bench_fn: BenchFn | None,
+        observer: Observer, **options: Any,
+    ) -> object: ...  # fmt: skip
+
+
+def run_local(
+    plan: Plan, run_dir: RunDir, finished: set[tuple[str, int]], *, bench_fn: BenchFn | None,
+    observer: Observer, **options: Any,
+) -> None:  # fmt: skip
+    """The ``local`` executor: each configuration in this process, in turn, straight into the run dir."""
+    sink = RunDirSink(run_dir)
+    for cfg in plan.configs:
+        run_config(ConfigJob(cfg, plan, run_dir.path, finished), sink, bench_fn=bench_fn, observer=observer)
+
+
+def run_ray(
+    plan: Plan, run_dir: RunDir, finished: set[tuple[str, int]], *, bench_fn: BenchFn | None,
+    observer: Observer, **options: Any,
+) -> int:  # fmt: skip
+    """The ``ray`` executor (``options``: address, max_parallel, max_attempts)."""
+    from specsweep.executors.ray_executor import run_configs  # the optional extra, loaded when chosen
+
+    return run_configs(plan, run_dir, finished, bench_fn=bench_fn, observer=observer, **options)
+
+
+EXECUTORS: dict[str, Executor] = {"local": run_local, "ray": run_ray}
+
+
+@dataclass
+class RunOutcome:
+    """What one ``execute`` did. ``counts``: its stored cells by status. ``rows`` reads its summary
+    lines back from the run dir (appended after byte ``summary_from``), so they are not held in
+    memory while the grid runs."""
+
+    run_dir: RunDir
+    counts: dict[str, int]
+    reports: list[Path] = field(default_factory=list)
+    summary_from: int = 0
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        return self.run_dir.summary(since=self.summary_from)
+
+
+def execute(
+    plan: Plan,
+    run_dir: RunDir,
+    *,
+    bench_fn: BenchFn | None = None,
+    observer: Observer = no_observer,
+    executor: str = "local",
+    reports: bool = True,
+    executor_options: dict[str, Any] | None = None,
+) -> RunOutcome:
+    """Run every unfinished cell of ``plan`` into ``run_dir``. KeyboardInterrupt propagates after
+    teardown, with the manifest marked ``interrupted``. ``executor="ray"``: configurations run as
+    Ray tasks (specsweep.executors.ray_executor; ``executor_options``: address, max_parallel, ...).
+    One runner per run dir at a time: a second one fails at once instead of mixing their cells."""
+    with run_dir_lock(run_dir):
+        return _execute(
+            plan,
+            run_dir,
+            bench_fn=bench_fn,
+            observer=observer,
+            executor=executor,
+            reports=reports,
+            executor_options=executor_options,
+        )
+
+
+@contextlib.contextmanager
+def run_dir_lock(run_dir: RunDir) -> Iterator[None]:
+    """An exclusive flock on RUN_DIR/.lock (released by the kernel if the process dies)."""
+    import fcntl
+
+    path = run_dir.path / ".lock"
+    f = path.open("a+")
+    try:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.seek(0)
+            holder = f.read().strip() or "?"
+            raise UsageError(
+                f"run dir {run_dir.path} is in use by another specsweep run (pid {holder}); "
+                "wait for it or stop it first"
+            ) from None
+        f.seek(0)
+        f.truncate()
+        f.write(str(os.getpid()))
+        f.flush()
+        yield
+    finally:
+        f.close()
+
+
+def _execute(
+    plan: Plan,
+    run_dir: RunDir,
+    *,
+    bench_fn: BenchFn | None = None,
+    observer: Observer = no_observer,
+    executor: str = "local",
+    reports: bool = True,
+    executor_options: dict[str, Any] | None = None,
+) -> RunOutcome:
+    """execute(), with the run dir locked."""
+    if executor not in EXECUTORS:
+        raise ConfigError(f"unknown executor {executor!r}; expected one of: {', '.join(EXECUTORS)}")
+    if executor == "ray":  # MissingDependency before the run dir is touched
+        require_ray("--executor ray")
+    run_dir.repair_summary()  # a torn last line from a crash: cut before this run appends
+    finished = finished_cells(plan, run_dir.finished())
+    summary_from = run_dir.summary_size()  # this invocation's rows are the lines after it
+    inv = {"started_at": now_iso(), "resumed": bool(finished), "ended_at": None, "status": "running",
+           "executor": executor}  # fmt: skip
+    invocations = [*list(run_dir.manifest.get("invocations") or []), inv]
+    run_dir.update_manifest(status="running", ended_at=None, invocations=invocations)
+    todo_total = len(plan.todo(finished))
+    for w in preflight(plan):
+        log.warning("%s", w)
+    run_dir.update_manifest(preflight=preflight_for_manifest(plan))
+    observer(
+        "run_start",
+        {"plan": plan, "todo": todo_total, "finished": len(finished), "finished_cells": set(finished),
+         "run_dir": run_dir.path},
+    )  # fmt: skip
+    status = "interrupted"
+    counts: dict[str, int] = {}
+    written: list[Path] = []
+    # SIGTERM is a Ctrl-C from here to the end, the manifest update and the report phase included
+    with sigterm_as_interrupt():
+        try:
+            EXECUTORS[executor](plan, run_dir, finished, bench_fn=bench_fn, observer=observer,
+                                **(executor_options or {}))  # fmt: skip
+            status = "finished"
+        finally:
+            inv.update(ended_at=now_iso(), status=status)
+            with signals_deferred():
+                run_dir.update_manifest(status=status, ended_at=inv["ended_at"], invocations=invocations)
+        for r in run_dir.iter_summary(summary_from):  # streamed back: one row in memory at a time
+            counts[r["status"]] = counts.get(r["status"], 0) + 1
+        if reports and plan.experiment.report.enabled:
+            observer("reports", {"run_dir": run_dir.path})
+            written = write_reports(run_dir, plan)
+        observer("run_end", {"counts": counts, "run_dir": run_dir.path})
+    return RunOutcome(run_dir, counts, written, summary_from)
+
+
+class ReportsInterrupted(KeyboardInterrupt):
+    """Ctrl-C / SIGTERM in the report phase: every cell is stored (manifest ``finished``), and no
+    report of this run is left (none half-written, none stale beside a missing one)."""
+
+
+def write_reports(run_dir: RunDir, plan: Plan) -> list[Path]:
+    """report.md / report.html through specsweep.report; a report that cannot be built or rendered is
+    a logged note, never a lost grid (a disk that cannot take it is an error; an import that fails is
+    a bug and fails loudly). Interrupted (Ctrl-C, SIGTERM): no report is left and
+    ``ReportsInterrupted`` (a KeyboardInterrupt) propagates; ``specsweep report`` or ``run --resume``
+    writes them later."""
+    opts = plan.experiment.report
+    if not opts.enabled:
+        return []
+    try:
+        return _write_reports(run_dir, plan)
+    except KeyboardInterrupt:  # anywhere in the phase: building the view, lossless.json, rendering
+        _remove_reports(run_dir, opts.formats)
+        raise ReportsInterrupted from None
+
+
+def _write_reports(run_dir: RunDir, plan: Plan) -> list[Path]:
+    from specsweep.report import build_view, write_report  # a broken import fails the run: no silent skip
+
+    opts = plan.experiment.report
+    methods = sorted({c.method or "none" for c in plan.configs})
+    kind = opts.kind if opts.kind != "auto" else ("compare" if len(methods) > 1 else "sweep")
+    method = plan.configs[0].method if kind == "sweep" else None
+    lossless = _lossless_view(run_dir, plan)
+    try:
+        view = build_view([run_dir.path], kind, method=method, baseline=opts.baseline, lossless=lossless)
+    except Exception as e:  # e.g. no ok cell to analyse
+        log.warning("reports skipped: %s", e)
+        return []
+    written = []
+    failed: tuple[OSError, Path] | None = None
+    for fmt in opts.formats:
+        path = run_dir.path / f"report.{fmt}"
+        try:
+            written.append(write_report(view, path, fmt=fmt, lang=opts.lang))
+        except OSError as e:  # disk full, quota, I/O: the run must not end as a success without it
+            log.error("report.%s not written: %s", fmt, e)
+            failed = failed or (e, path)
+        except Exception as e:
+            log.warning("report.%s not written: %s", fmt, e)
+    if failed is not None:
+        err = write_failed(*failed, "the report")
+        raise type(err)(f"{err}; every cell is stored: `specsweep report {run_dir.path}` writes it later")
+    return written
+
+
+def _remove_reports(run_dir: RunDir, formats: Iterable[str]) -> None:
+    """All or none: an interrupted report phase leaves no report (each is written atomically, so a
+    partial set is whole files, but of two different moments)."""
+    for fmt in formats:
+        with contextlib.suppress(OSError):
+            (run_dir.path / f"report.{fmt}").unlink()
+
+
+def _lossless_view(run_dir: RunDir, plan: Plan) -> Any:
+    """Compare the two configs' collected outputs; also written to lossless.json in the run dir."""
+    opts = plan.experiment.lossless
+    if opts is None:
+        return None
+    from specsweep.lossless import compare_collected, to_view
+
+    ref, against = lossless_pair(opts, [c.label for c in plan.configs])
+    servers = run_dir.manifest.get("servers") or {}
+    a, b = (servers.get(x, {}).get("lossless_outputs") for x in (ref, against))
+    if not a or not b:
+        log.warning("losslessness check skipped: no outputs collected for %s", ref if not a else against)
+        return None
+    res = compare_collected(a, b, names=[ref, against], backend=opts.backend, max_tokens=opts.max_tokens)
+    atomic_write_bytes(run_dir.path / "lossless.json", dumps(res.to_dict(), indent=True))
+    return to_view(res.to_dict())

@@ -1,0 +1,51 @@
+"""Signals during a run: SIGTERM stops it the way Ctrl-C does, and teardown is never cut short.
+
+Both are no-ops off the main thread (only it may set signal handlers).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Teardown must finish: hold off SIGINT/SIGTERM meanwhile (main thread only). A signal that
+    arrives meanwhile is delivered once it is done, not dropped (a Ctrl-C must stop the grid)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    old = {
+        s: signal.signal(s, lambda signum, frame: held.append(signum))
+        for s in (signal.SIGINT, signal.SIGTERM)
+    }
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        if held:
+            signal.raise_signal(held[0])
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM stops a run the way Ctrl-C does (servers killed, finished cells kept, exit 130).
+    Nests: the outer handler comes back on exit."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
