@@ -133,12 +133,7 @@ def estimate_plan(
     scale = meas / guess if meas > 0 and guess > 0 else 1.0
     total, todo = 0.0, 0
     for cfg in plan.configs:
-        n = [
-            (c, r)
-            for c in plan.cells[cfg.label]
-            for r in range(plan.experiment.repeats)
-            if (c.cell_id, r) not in done
-        ]
+        n = plan.todo(done, cfg.label)
         if n:
             total += startup_guess_s(cfg) + sum(cell_guess_s(plan, cfg, c) for c, _r in n) * scale
             todo += len(n)
@@ -186,12 +181,7 @@ class Eta:
         su = self._startup[0] / self._startup[1] if self._startup[1] > 0 else 1.0
         total = 0.0
         for cfg in self.plan.configs:
-            left = [
-                c
-                for c in self.plan.cells[cfg.label]
-                for r in range(self.plan.experiment.repeats)
-                if (c.cell_id, r) not in self.finished
-            ]
+            left = [c for c, _r in self.plan.todo(self.finished, cfg.label)]
             if left:
                 total += sum(cell_guess_s(self.plan, cfg, c) for c in left) * self._scale(cfg.label)
                 if cfg.label not in self._started:

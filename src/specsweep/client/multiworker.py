@@ -39,7 +39,8 @@ from typing import IO, Any, Protocol
 
 from specsweep.bench_types import BenchConfig, BenchOutcome
 from specsweep.client.result import ServerSide, WorkerRun, build_outcome
-from specsweep.errors import BenchError, MissingDependency
+from specsweep.errors import BenchError
+from specsweep.ray_support import require_ray
 from specsweep.records import RequestRecord
 from specsweep.workload.scenarios import default_num_prompts
 
@@ -285,11 +286,7 @@ def _worker_main(index: int = 0) -> None:
 
 
 def _ray() -> Any:
-    try:
-        import ray
-    except ImportError as e:
-        raise MissingDependency("client workers on a Ray cluster (--ray-address)", "ray") from e
-    return ray
+    return require_ray("client workers on a Ray cluster (--ray-address)")
 
 
 class RayWorker:
