@@ -313,6 +313,27 @@ def test_measured_repeats_decide_the_reference_crossover(reference_dir: Path, tm
     assert {x[0]["a"], x[0]["b"]} == {"DSpark(st=3)", "DSpark(st=5)"}
 
 
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_ties_say_the_method_and_the_detectable_difference(results: Path, tmp_path: Path, lang: str) -> None:
+    """Every format and language renders the test the verdicts used and, for the ties, the difference
+    the data could have resolved and that the noise was assumed (issue 14's "done when")."""
+    from specsweep.report import i18n
+    from specsweep.report.view import Msg
+
+    view = json.loads(_report(results, tmp_path, "sweep", lang, "json"))
+    rule, ties = (Msg.model_validate(view["noise"][k]) for k in ("rule", "ties"))
+    assert ties.key == "verdict.ties_assumed" and ties.args["detectable"] > 0.314  # c=128's 31.4% is a tie
+    assert rule.args["test"] == "test.z_assumed_noise"
+    want = [i18n.text(rule, lang), i18n.text(ties, lang)]
+    assert f"{ties.args['detectable']:.0%}" in want[1] and "10%" in want[1]
+    for fmt in ("md", "html"):
+        text = _report(results, tmp_path, "sweep", lang, fmt)
+        if fmt == "html":
+            text = html.unescape(re.sub(r"<[^>]+>", "", text))
+        for line in want:
+            assert line in text, (fmt, line)
+
+
 def _normalise(md: str, results: Path) -> str:
     md = md.replace(str(results), "RESULTS")
     return re.sub(r"-\d{8}-\d{6}(-\d+)?", "-STAMP", md)
