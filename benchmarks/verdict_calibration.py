@@ -208,7 +208,10 @@ def reference_aa() -> tuple[list[str], float, float] | None:
 
     with (REFERENCE_DIR / "seed-results.csv").open(encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    vals = {(r["scenario"], r["method"], r["spec_tokens"], r["concurrency"]): float(r["total_throughput"]) for r in rows}
+    vals = {
+        (r["scenario"], r["method"], r["spec_tokens"], r["concurrency"]): float(r["total_throughput"])
+        for r in rows
+    }
     same = [(x, y) for x in BUILTIN.values() for y in BUILTIN.values() if x.name < y.name
             and (x.input_len, x.output_len) == (y.input_len, y.output_len)]  # fmt: skip
     pairs, text = [], []

@@ -301,7 +301,10 @@ def test_measured_repeats_decide_the_reference_crossover(reference_dir: Path, tm
             path.write_text("\n".join(lines) + "\n", encoding="utf-8")
             assert main(import_args(label, path, out)) == 0
     js = tmp_path / "sweep.json"
-    assert main(["report", str(out), "--kind", "sweep", "--method", "dspark", "--format", "json", "-o", str(js)]) == 0
+    assert (
+        main(["report", str(out), "--kind", "sweep", "--method", "dspark", "--format", "json", "-o", str(js)])
+        == 0
+    )
     sweep = json.loads(js.read_text(encoding="utf-8"))
     v = {(x["scenario"], x["concurrency"]): x for x in sweep["verdicts"]}
     c128 = v[("stress_standard", 128)]

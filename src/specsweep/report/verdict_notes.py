@@ -52,7 +52,9 @@ def ties_msg(vs: Sequence[PairVerdict]) -> Msg | None:
     if need is None:
         return Msg(key="verdict.ties_beyond", args=args)
     # nothing measured: the planning aid at the assumed noise is an upper bound; measuring comes first
-    return Msg(key="verdict.ties_assumed" if args["basis"] == "noise_basis.assumed" else "verdict.ties", args=args)
+    return Msg(
+        key="verdict.ties_assumed" if args["basis"] == "noise_basis.assumed" else "verdict.ties", args=args
+    )
 
 
 def noise_msg(noise: Noise) -> Msg:
