@@ -113,7 +113,7 @@ def test_single_runs_never_earn_high_confidence_and_say_what_they_rest_on(tmp_pa
 def test_best_of_selection_is_paid_for(tmp_path: Path) -> None:
     # DSpark's cell is the best of its 2 configs: its p value carries a factor 2 (Bonferroni over the
     # 2 x 1 config comparisons the pick stands for), so picking cannot manufacture a winner
-    make_run(tmp_path, "x", [row(*K3, "chat_short", 8, 1000), row(*K5, "chat_short", 8, 1095),
+    make_run(tmp_path, "x", [row(*K3, "chat_short", 8, 1000), row(*K5, "chat_short", 8, 1353),
                              row(*EAGLE, "chat_short", 8, 1000)])  # fmt: skip
     v = build_view([tmp_path], "compare")
     (ver,) = v.verdicts

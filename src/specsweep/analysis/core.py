@@ -401,7 +401,7 @@ def all_verdicts(
                 s, c, metric, a, b, v, e, lo, hi, basis, noise.floor, noise.min_effect, ma, mb,
                 a if v == "a" else b if v == "b" else None, a if e >= 0 else b, gain,
                 method=test.method, n_a=test.n_a, n_b=test.n_b, level=level,
-                detectable_effect=math.expm1(test.half_width(eff_level / k)), p_value=test.p_value,
+                detectable_effect=math.expm1(min(test.half_width(eff_level / k), 30.0)), p_value=test.p_value,
                 p_adjusted=float(pa), adjustment=adjustment, n_compared=len(found), noise_sd=test.sigma,
                 target_effect=target, repeats_needed=stats.repeats_needed(test.sigma, target, level=level), se_log=test.se,
             )

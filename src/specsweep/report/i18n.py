@@ -395,6 +395,16 @@ _t(
     "（每次运行 {sigma:.1%}），要分辨 {target:.0%} 的差异，每个配置需运行超过 {need} 次",
 )
 _t(
+    "verdict.ties_assumed",
+    "{ties} of {m} comparisons are ties: differences under ~{detectable:.0%} are not resolvable from single runs "
+    "whose run-to-run noise is not measured and is assumed to be {sigma:.0%} per run (the top of what busy hosts "
+    "show); measure it with 3 runs per config (repeats: 3) or an A/A run (one config run twice): at {sigma:.0%} "
+    "noise resolving {target:.0%} takes about {need} runs per config, far fewer if the measured noise is lower",
+    "{m} 个比较中 {ties} 个持平：单次运行的运行间噪声未实测，按假设值每次运行 {sigma:.0%}（繁忙主机上常见的上限）"
+    "计算，约 {detectable:.0%} 以下的差异无法分辨；请用每个配置 3 次运行（repeats: 3）或 A/A 运行（同一配置运行两次）"
+    "实测噪声：按 {sigma:.0%} 噪声，要分辨 {target:.0%} 的差异每个配置约需运行 {need} 次，实测噪声更低时所需次数少得多",
+)
+_t(
     "noise.min_effect",
     "minimum effect counted as a win: {min_effect:.1%}",
     "计为胜出的最小差异：{min_effect:.1%}",

@@ -49,7 +49,12 @@ def ties_msg(vs: Sequence[PairVerdict]) -> Msg | None:
     args: dict[str, Any] = {"ties": len(ties), "m": len(vs), "detectable": det, "runs": _runs(ties), "target": target,
             "sigma": sigma, "need": need if need is not None else 200,
             "basis": "noise_basis.assumed" if all(v.method == "z_assumed_noise" for v in ties) else "noise_basis.measured"}  # fmt: skip
-    return Msg(key="verdict.ties" if need is not None else "verdict.ties_beyond", args=args)
+    if need is None:
+        return Msg(key="verdict.ties_beyond", args=args)
+    # nothing measured: the planning aid at the assumed noise is an upper bound; measuring comes first
+    return Msg(
+        key="verdict.ties_assumed" if args["basis"] == "noise_basis.assumed" else "verdict.ties", args=args
+    )
 
 
 def noise_msg(noise: Noise) -> Msg:

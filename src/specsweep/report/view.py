@@ -194,7 +194,7 @@ class NoiseInfo(_Frozen):
     n: int = 0  # number of A/A pairs or repeat groups it was measured from
     min_effect: float = 0.0
     detail: Msg | None = None
-    sigma: float = 0.03  # one run's run-to-run noise sd (log) single-run verdicts rest on
+    sigma: float = 0.10  # one run's run-to-run noise sd (log) single-run verdicts rest on
     sigma_measured: bool = False  # False: assumed, not measured
     rule: Msg | None = None  # how verdicts were decided: test, level, multiplicity adjustment, runs
     ties: Msg | None = None  # for ties: the detectable difference and the runs a target would take
