@@ -597,11 +597,11 @@ _t(
     "check.cuda_graph_cap",
     "{config}: with k={k} a decode step verifies concurrency x {k1} tokens; from c={threshold} on that exceeds "
     "the CUDA-graph capture size {cap} (vLLM default), so at c>={from_concurrency} ({tokens} tokens) steps may "
-    "run without CUDA graphs - a likely cause of its losses at high concurrency. Raise "
+    "run without CUDA graphs, which slows them (a loss there may come from this, not from k). Raise "
     "max_cudagraph_capture_size (vLLM --compilation-config) and re-measure.",
     "{config}：k={k} 时每个 decode step 需验证 并发 x {k1} 个 token；从 c={threshold} 起超过 CUDA graph 捕获上限 "
-    "{cap}（vLLM 默认），c>={from_concurrency}（{tokens} 个 token）时可能无法使用 CUDA graph，这很可能是其高并发下"
-    "落后的原因。可调大 max_cudagraph_capture_size（vLLM --compilation-config）后重测。",
+    "{cap}（vLLM 默认），c>={from_concurrency}（{tokens} 个 token）时可能无法使用 CUDA graph，step 会变慢"
+    "（高并发下的落后可能源于此，而非 k 本身）。可调大 max_cudagraph_capture_size（vLLM --compilation-config）后重测。",
 )
 _t(
     "check.below_block_size",
