@@ -5,7 +5,6 @@ crash); one huge SSE event is a failed request of kind 'too_large'; the decoder 
 from __future__ import annotations
 
 import asyncio
-import time
 import tracemalloc
 from typing import Any
 
@@ -136,23 +135,17 @@ def test_huge_event_from_a_server_is_a_failed_request() -> None:
     assert res["errors_by_kind"] == {"too_large": 1}
 
 
-def _decode_s(size: int) -> float:
-    dec = SSEDecoder(max_event_bytes=1 << 30)
+def test_sse_decoding_keeps_pieces_and_joins_once() -> None:
+    """The old decoder joined its buffer on every read: 32x the bytes cost ~1,000x the time. Now the
+    pieces of a line still open are kept as they came and joined once, when the line ends, so the
+    bytes copied are linear in the bytes fed (the time is measured by benchmarks/hostile_inputs.py,
+    not here: a timed unit test on a shared 2-core host fails on load, not on code)."""
     piece = b"y" * 16384
-    t0 = time.perf_counter()
-    dec.feed(b"data: ")
-    for _ in range(size // len(piece)):
-        dec.feed(piece)
-    (ev,) = dec.feed(b"\n\n")
-    dt = time.perf_counter() - t0
-    assert len(ev) == size
-    return dt
-
-
-def test_sse_decoding_is_linear() -> None:
-    """The old decoder joined its buffer on every read: 32x the bytes cost ~1,000x the time. Now
-    about 32x; the bound (200x) is generous for a noisy box and page faults of large buffers."""
-    _decode_s(1 << 20)
-    small = min(_decode_s(1 << 20) for _ in range(5))
-    big = min(_decode_s(32 << 20) for _ in range(2))
-    assert big / small < 200, (small, big)
+    for n in (64, 2048):  # 1 MiB and 32 MiB in 16 KiB reads
+        dec = SSEDecoder(max_event_bytes=1 << 30)
+        dec.feed(b"data: ")
+        for _ in range(n):
+            assert dec.feed(piece) == []
+        assert len(dec._pending) == n + 1  # white box: every read kept as it came, nothing re-joined
+        (ev,) = dec.feed(b"\n\n")
+        assert len(ev) == n * len(piece)
