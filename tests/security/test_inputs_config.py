@@ -143,20 +143,24 @@ def test_sane_anchors_and_nesting_still_load(tmp_path: Path) -> None:
     assert len(plan.all_cells()) == 8
 
 
-def _plan_time(n: int) -> float:
-    data = base(servers=[{"name": f"s{i}", "kind": "sim", "profile": "toy"} for i in range(n)])
-    exp = parse_experiment(data)
-    t0 = time.perf_counter()
-    plan = plan_of(exp)  # what loading a file plans with: the template check included
-    dt = time.perf_counter() - t0
-    assert len(plan.configs) == n
-    return dt
+def test_planning_is_linear_in_servers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """servers.index() made planning quadratic (8,000 servers: 118 s): each lookup compared the
+    spec with every one before it. Counted, not timed (a timed ratio fails on a loaded host; the
+    time is measured by benchmarks/hostile_inputs.py): the comparisons planning makes stay linear
+    in the number of servers (the old code made n^2/2, 2.9 million for 2,400)."""
+    from specsweep.config import ServerSpec
 
+    calls = [0]
+    eq = ServerSpec.__eq__
 
-def test_planning_is_linear_in_servers() -> None:
-    """servers.index() made planning quadratic (8,000 servers: 118 s). 8x the servers must cost
-    far less than 64x the time; the bound is generous for a noisy box."""
-    _plan_time(50)  # warm imports
-    small = min(_plan_time(300) for _ in range(2))
-    big = _plan_time(2400)
-    assert big / small < 25, (small, big)
+    def counted(self: ServerSpec, other: object) -> bool:
+        calls[0] += 1
+        return eq(self, other)
+
+    monkeypatch.setattr(ServerSpec, "__eq__", counted)
+    for n in (300, 2400):
+        calls[0] = 0
+        plan = plan_of(parse_experiment(base(servers=[{"name": f"s{i}", "kind": "sim", "profile": "toy"}
+                                                     for i in range(n)])))  # fmt: skip
+        assert len(plan.configs) == n
+        assert calls[0] <= 4 * n, (n, calls[0])
