@@ -16,7 +16,6 @@ from typing import Any
 from specsweep import __version__, acceptance
 from specsweep.bench_types import BenchConfig, BenchOutcome
 from specsweep.client import probes
-from specsweep.client.delivery import max_bounds
 from specsweep.client.selfcheck import ClientLoad, StampBounds, judge
 from specsweep.metrics import compute_metrics
 from specsweep.metrics_category import per_category
@@ -34,8 +33,7 @@ RANDOM_IDS_WARNING = (
 @dataclass
 class WorkerRun:
     """One client process's measured run: its records (on its own clock until merged), warmup
-    records, its own load, whether its stamps were the kernel's, and per-chunk stamp bounds (events read together with later
-    bytes; chunks the kernel may have delivered late)."""
+    records, its own load, whether its stamps were the kernel's, and per-chunk stamp bounds."""
 
     worker: int
     records: list[RequestRecord]
@@ -43,7 +41,6 @@ class WorkerRun:
     load: ClientLoad = field(default_factory=ClientLoad)
     kernel: bool = False
     bounds: StampBounds = field(default_factory=dict)
-    delivery_bounds: StampBounds = field(default_factory=dict)  # chunks the kernel may have stamped late
     redirects: int = 0  # responses that followed a redirect (only with allow_redirects)
     host: str = ""
     pid: int = 0
@@ -107,10 +104,8 @@ def build_outcome(
     warm = [r for run in runs for r in run.warm]
     records = sorted((r for run in runs for r in run.records), key=lambda r: r.index)
     bounds: StampBounds = {}
-    late: StampBounds = {}
     for run in runs:
         bounds.update(run.bounds)
-        late.update(run.delivery_bounds)
     metrics = compute_metrics(records, goodput=cfg.goodput or None)
     if metrics["completed"] == 0 and records:
         first = next((r.error for r in records if r.error), "")
@@ -121,7 +116,7 @@ def build_outcome(
     result["server_accept_length"] = server.accept_length
     result["per_category"] = per_category(records, result.get("accept_length"))
     kernel = bool(runs) and all(run.kernel for run in runs)
-    v = judge([run.load for run in runs], kernel, records, bounds, late)
+    v = judge([run.load for run in runs], kernel, records, bounds)
     check = v.check
     if len(runs) > 1:
         result["workers"] = len(runs)
@@ -149,9 +144,4 @@ def build_outcome(
     invalid = "; ".join(v.reasons) or None
     result["invalid"] = invalid is not None
     result["invalid_reason"] = invalid
-    return BenchOutcome(
-        result=result,
-        records=warm + records,
-        invalid_reason=invalid,
-        stamp_bounds=max_bounds(bounds, late) if late else bounds,
-    )
+    return BenchOutcome(result=result, records=warm + records, invalid_reason=invalid, stamp_bounds=bounds)

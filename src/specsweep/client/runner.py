@@ -5,9 +5,7 @@ receive stamp of the socket read that completed its SSE event (Linux, see ``ksta
 time of the read), so a busy client does not delay its own timestamps. SSE events completed by one
 read share its stamp; only the newest bytes of a read have an exact stamp (the kernel keeps one per
 merged segment), so every chunk that was not the read's last event gets a bound: how much earlier
-it may have arrived (since the last read that drained the socket, or the request's send). A stamp
-is taken when the kernel delivers the packet, which a starved host can put off (``client.delivery``):
-chunks stamped while a packet-delivering kernel thread was busy get a bound for that too. The
+it may have arrived (since the last read that drained the socket, or the request's send). The
 self-check (``client.selfcheck``) turns those bounds into how far TTFT and ITL could be off and marks
 the run invalid past 1 ms. A request's send time is when its last bytes were handed to the kernel.
 
@@ -29,7 +27,6 @@ import orjson
 
 from specsweep.bench_types import BenchConfig, BenchOutcome
 from specsweep.client import probes
-from specsweep.client.delivery import delivery_bounds
 from specsweep.client.dialects import ChunkError, Dialect, StreamState, get_dialect, requested_max_tokens
 from specsweep.client.result import ServerSide, WorkerRun, build_outcome
 from specsweep.client.selfcheck import StampBounds, measuring
@@ -340,10 +337,9 @@ async def measure_run(
     runner.bounds = {}
     async with measuring() as load:
         records, load.sched_lag_ms = await drive(runner, specs, offsets, concurrency)
-    late = delivery_bounds(records, load.delivery_windows) if runner.kernel_stamps else {}
     return WorkerRun(
         worker=runner.worker, records=records, warm=warm or [], load=load, kernel=runner.kernel_stamps,
-        bounds=runner.bounds, delivery_bounds=late, redirects=runner.redirects,
+        bounds=runner.bounds, redirects=runner.redirects,
     )  # fmt: skip
 
 

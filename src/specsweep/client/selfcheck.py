@@ -23,14 +23,13 @@ import contextlib
 import gc
 import itertools
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from specsweep import kstamp
-from specsweep.client.delivery import DeliveryMonitor, Window, max_bounds
 from specsweep.records import RequestRecord
 
 _now = time.monotonic_ns
@@ -47,12 +46,10 @@ StampBounds = dict[int, list[tuple[int, int]]]
 
 
 class LagMonitor:
-    """Samples event-loop lag every ``period`` seconds (how late a sleep wakes up); calls ``tick``
-    (if any) on each sample."""
+    """Samples event-loop lag every ``period`` seconds (how late a sleep wakes up)."""
 
-    def __init__(self, period: float = 0.005, tick: Callable[[], None] | None = None) -> None:
+    def __init__(self, period: float = 0.005) -> None:
         self.period = period
-        self.tick = tick
         self.lags_ms: list[float] = []
         self._task: asyncio.Task[None] | None = None
 
@@ -62,8 +59,6 @@ class LagMonitor:
             t = _now()
             await asyncio.sleep(self.period)
             self.lags_ms.append(max(0.0, (_now() - t - p_ns) / 1e6))
-            if self.tick is not None:
-                self.tick()
 
     def start(self) -> None:
         self._task = asyncio.ensure_future(self._run())
@@ -84,8 +79,6 @@ class ClientLoad:
     loop_lag_ms: list[float] = field(default_factory=list)
     sched_lag_ms: list[float] = field(default_factory=list)
     read_age_ns: list[int] = field(default_factory=list)  # kernel stamps: how long reads' bytes waited
-    delivery_threads: int = 0  # packet-delivering kernel threads watched (client.delivery); 0: none seen
-    delivery_windows: list[Window] = field(default_factory=list)  # when one of them was busy
 
     def figures(self, kernel: bool) -> dict[str, float]:
         lag = np.asarray(self.loop_lag_ms or [0.0])
@@ -100,9 +93,6 @@ class ClientLoad:
             ages = np.asarray(self.read_age_ns, dtype=np.float64) / 1e6
             out["read_delay_p50_ms"] = float(np.percentile(ages, 50))
             out["read_delay_p99_ms"] = float(np.percentile(ages, 99))
-        if kernel and self.delivery_threads:
-            # How long a received packet may have waited for the kernel to deliver (and stamp) it.
-            out["delivery_delay_max_ms"] = max((w[2] for w in self.delivery_windows), default=0) / 1e6
         return out
 
 
@@ -114,9 +104,7 @@ async def measuring() -> AsyncIterator[ClientLoad]:
     and every chunk that arrives meanwhile is read late (it halved the TTFT error at 5,000 chunks/s
     in benchmarks/client_overhead.py); collected right after. The same in every worker."""
     load = ClientLoad()
-    dm = DeliveryMonitor()
-    dm.sample()
-    mon = LagMonitor(tick=dm.sample if dm.available else None)
+    mon = LagMonitor()
     mon.start()
     cpu0, wall0 = time.process_time(), time.monotonic()
     gc_was_enabled = gc.isenabled()
@@ -126,8 +114,6 @@ async def measuring() -> AsyncIterator[ClientLoad]:
         yield load
     finally:
         load.read_age_ns = kstamp.read_ages_stop()
-        load.delivery_threads = len(dm.names)
-        load.delivery_windows = dm.close()
         if gc_was_enabled:
             gc.enable()
         load.cpu_s, load.wall_s = time.process_time() - cpu0, time.monotonic() - wall0
@@ -206,13 +192,6 @@ def stamp_damage(
     return out
 
 
-def _worst(damage: Mapping[str, Any]) -> tuple[str, float]:
-    """The TTFT/ITL figure that could be off the most, and by how much (ms)."""
-    keys = [k for k in damage if k.endswith("_ms") and k.startswith(("ttft_", "itl_"))]
-    k = max(keys, key=lambda k: damage[k])
-    return k, float(damage[k])
-
-
 @dataclass
 class Verdict:
     check: dict[str, Any]
@@ -227,13 +206,10 @@ def judge(
     kernel: bool,
     records: Sequence[RequestRecord],
     bounds: Mapping[int, Sequence[tuple[int, int]]],
-    delivery: Mapping[int, Sequence[tuple[int, int]]] | None = None,
 ) -> Verdict:
     """The self-check for one run from its workers' loads (one per client process) and the merged
-    measured records with their stamp bounds: ``bounds`` for events read together with later bytes,
-    ``delivery`` for chunks the kernel may have delivered (and so stamped) late
-    (:mod:`specsweep.client.delivery`). The same inputs give the same verdict whether they came from
-    one worker or several: figures are the worst worker's, stamp damage is over all records."""
+    measured records with their stamp bounds. The same inputs give the same verdict whether they came
+    from one worker or several: figures are the worst worker's, stamp damage is over all records."""
     per = [ld.figures(kernel) for ld in loads]
     many = len(per) > 1
     check: dict[str, Any] = {k: max(float(p[k]) for p in per) for k in per[0] if all(k in p for p in per)}
@@ -253,56 +229,34 @@ def judge(
     if kernel:
         frac = shared_stamp_fraction(records)
         check["shared_stamp_frac"] = frac
-        rd = stamp_damage(records, bounds)  # events read together with later bytes
-        damage = rd
-        worst_key, worst = _worst(rd)
+        damage = stamp_damage(records, bounds)
+        keys = [k for k in damage if k.endswith("_ms") and k.startswith(("ttft_", "itl_"))]
+        worst_key = max(keys, key=lambda k: damage[k])
+        worst = float(damage[worst_key])
         late = max(float(check.get("loop_lag_p99_ms", 0.0)), float(check.get("read_delay_p99_ms", 0.0)))
-        if delivery:
-            # A late delivery is the host's, never the server's: over the limit it is invalid, whatever
-            # the client's lag; stamp_error is then over both bounds (each holds, so the wider does).
-            kd = stamp_damage(records, delivery)
-            k_key, k_worst = _worst(kd)
-            if k_worst > MAX_STAMP_ERROR_MS:
-                top = kd["requests"][0]
-                reasons.append(
-                    f"the kernel may have delivered received packets late (a packet-delivering kernel "
-                    f"thread, ksoftirqd, was busy or waiting for a CPU up to "
-                    f"{check.get('delivery_delay_max_ms', 0.0):.1f} ms; receive stamps are taken at delivery): {k_key[:-3].replace('_', ' ')} could be off by "
-                    f"up to {k_worst:.1f} ms (> {MAX_STAMP_ERROR_MS:g} ms); {kd['requests_affected']} "
-                    f"requests had chunks stamped then (worst: request {top['index']}, "
-                    f"{top['max_bound_ms']:.1f} ms)"
-                )
-            damage = stamp_damage(records, max_bounds(bounds, delivery))
-            both_key, both = _worst(damage)
-            if both > MAX_STAMP_ERROR_MS and k_worst <= MAX_STAMP_ERROR_MS and worst <= MAX_STAMP_ERROR_MS:
-                reasons.append(
-                    f"arrival stamps could be off: {both_key[:-3].replace('_', ' ')} by up to {both:.1f} ms "
-                    f"(> {MAX_STAMP_ERROR_MS:g} ms) from events read together with later bytes and late "
-                    "kernel delivery together"
-                )
         if worst > MAX_STAMP_ERROR_MS and late <= MAX_STAMP_ERROR_MS:
             # Events read together although the client was not late (its loop woke on time, its reads
             # found bytes fresh): the server wrote them together, e.g. llama-server's one event per token
             # of a speculative step, and their shared stamp is their arrival. Said, not ruled invalid.
-            top = rd["requests"][0]
+            top = damage["requests"][0]
             warns.append(
-                f"{rd['requests_affected']} requests had SSE events read together with later bytes "
+                f"{damage['requests_affected']} requests had SSE events read together with later bytes "
                 f"while the client was on time (event-loop lag and read delay p99 <= {late:.2f} ms): most "
                 f"likely events the server wrote together; if not, {worst_key[:-3].replace('_', ' ')} "
                 f"could be off by up to {worst:.1f} ms (worst: request {top['index']})"
             )
         elif worst > MAX_STAMP_ERROR_MS:
-            top = rd["requests"][0]
+            top = damage["requests"][0]
             reasons.append(
                 f"arrival stamps could be off: {worst_key[:-3].replace('_', ' ')} by up to {worst:.1f} ms "
-                f"(> {MAX_STAMP_ERROR_MS:g} ms); {rd['requests_affected']} requests had SSE events "
+                f"(> {MAX_STAMP_ERROR_MS:g} ms); {damage['requests_affected']} requests had SSE events "
                 f"read together with later bytes (worst: request {top['index']}, {top['max_bound_ms']:.1f} ms)"
             )
         elif frac > MAX_SHARED_STAMPS:
             warns.append(
                 f"{frac:.1%} of consecutive chunks shared a socket read (read delay p99 "
                 f"{check.get('read_delay_p99_ms', 0.0):.1f} ms): the client or the host is busy; the "
-                f"reported TTFT/ITL are within {_worst(damage)[1]:.2f} ms of the arrival times"
+                f"reported TTFT/ITL are within {worst:.2f} ms of the arrival times"
             )
     else:
         lag = check["loop_lag_p99_ms"]
