@@ -120,8 +120,9 @@ def capture(tcpdump: str, port: int, path: Path) -> Iterator[dict[str, Any]]:
 
 
 # ------------------------------------------------------------------------------------------- pcap
-def read_pcap(path: Path) -> Iterator[tuple[int, int, int, bytes]]:
-    """(ns, source port, destination port, TCP payload prefix) of each IPv4 TCP packet."""
+def read_pcap(path: Path) -> Iterator[tuple[int, int, int, int, bytes]]:
+    """(ns, source port, destination port, sequence number, TCP payload prefix) of each IPv4 TCP
+    packet."""
     data = path.read_bytes()
     magic = struct.unpack_from("<I", data)[0]
     end = "<" if magic in (0xA1B2C3D4, 0xA1B23C4D) else ">"
@@ -144,16 +145,24 @@ def read_pcap(path: Path) -> Iterator[tuple[int, int, int, bytes]]:
         tcp = ip[ihl:]
         if len(tcp) < 20:
             continue
-        sport, dport = struct.unpack_from(">HH", tcp)
+        sport, dport, seq = struct.unpack_from(">HHI", tcp)
         payload = tcp[(tcp[12] >> 4) * 4 :]
-        yield sec * 1_000_000_000 + frac * scale, sport, dport, payload
+        yield sec * 1_000_000_000 + frac * scale, sport, dport, seq, payload
 
 
 def wire_requests(path: Path, server_port: int) -> list[tuple[int, list[int]]]:
-    """Per request on the wire: (time of the request's last packet, times of its SSE-data packets)."""
+    """Per request on the wire: (time of the request's last packet, times of its SSE-data packets).
+    A retransmitted segment (the same bytes again: a busy host's ACKs come late and TCP's loss probe
+    resends) is not a new packet: only its first transmission counts. Counting a resent request as a
+    new one would start that request's TTFT at the resend and make the wire look faster."""
     cur: dict[int, list[Any]] = {}  # client port -> [request's last packet ns, data packet ns list]
     out: list[list[Any]] = []
-    for t, sport, dport, pl in read_pcap(path):
+    sent: set[tuple[int, int, int]] = set()
+    for t, sport, dport, seq, pl in read_pcap(path):
+        if pl:
+            if (sport, dport, seq) in sent:
+                continue
+            sent.add((sport, dport, seq))
         if dport == server_port and pl:
             if pl.startswith(b"POST"):
                 cur[sport] = req = [t, []]
@@ -185,6 +194,7 @@ class Row:
     reason: str = ""
     dropped: int = 0
     load: float = 0.0
+    cpu_wait: float | None = None  # specsweep: p99 of its event loop's CPU wait (ms; the worst worker)
 
     @property
     def diff(self) -> dict[str, float]:
@@ -276,6 +286,7 @@ def one(
             k: float(se.get(f"{k}_ms", 0.0)) for k in ("ttft_mean", "ttft_p50", "ttft_p99", "itl_p99")
         }
         row.reason = res.get("invalid_reason") or "; ".join(res.get("warnings") or [])
+        row.cpu_wait = (res.get("self_check") or {}).get("cpu_wait_p99_ms")
     else:
         tt = np.asarray(res["ttfts"]) * 1000
         itls = [x * 1000 for r in res.get("itls", []) for x in r] or [0.0]
@@ -287,13 +298,13 @@ def one(
 
 def table(rows: list[Row]) -> str:
     out = ["| client | host | c | workers | requests on wire | TTFT mean wire / client (diff) | TTFT p50 diff | "
-           "TTFT p99 wire / client (diff) | ITL p99 diff | bound TTFT mean/p99, ITL p99 | within bound | load avg | "
-           "dropped | verdict | reason |",
-           "|---|---|---:|---:|---:|---|---:|---|---:|---|---|---:|---:|---|---|"]  # fmt: skip
+           "TTFT p99 wire / client (diff) | ITL p99 diff | bound TTFT mean/p99, ITL p99 | within bound | client CPU "
+           "wait p99 | load avg | dropped | verdict | reason |",
+           "|---|---|---:|---:|---:|---|---:|---|---:|---|---|---:|---:|---:|---|---|"]  # fmt: skip
     for r in rows:
         w, c, d = r.wire, r.client_figs, r.diff
         if not d:
-            out.append(f"| {r.client} | {r.host} | {r.concurrency} | {r.workers} | {r.n_wire} | | | | | | | "
+            out.append(f"| {r.client} | {r.host} | {r.concurrency} | {r.workers} | {r.n_wire} | | | | | | | | "
                        f"{r.load:.1f} | {r.dropped} | n/a | {r.reason} |")  # fmt: skip
             continue
         b = r.bound
@@ -302,7 +313,7 @@ def table(rows: list[Row]) -> str:
             f"| {r.client} | {r.host} | {r.concurrency} | {r.workers} | {r.n_wire} | {w['ttft_mean']:.2f} / "
             f"{c['ttft_mean']:.2f} ({d['ttft_mean']:+.2f}) | {d['ttft_p50']:+.2f} | {w['ttft_p99']:.2f} / "
             f"{c['ttft_p99']:.2f} ({d['ttft_p99']:+.2f}) | {d['itl_p99']:+.2f} | {bnd} | {r.bound_holds} | "
-            f"{r.load:.1f} | {r.dropped} | "
+            f"{'' if r.cpu_wait is None else f'{r.cpu_wait:.1f}'} | {r.load:.1f} | {r.dropped} | "
             f"{r.verdict} | {r.reason[:160]} |"
         )
     return "\n".join(out)
