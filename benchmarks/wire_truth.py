@@ -16,6 +16,7 @@ apt-get when it is missing.
     python benchmarks/wire_truth.py                       # c = 32 128 512, quiet + busy, 1 and 2 workers
     python benchmarks/wire_truth.py --short               # c = 32 128, quiet + busy, 1 worker, fewer prompts
     python benchmarks/wire_truth.py --hosts quiet --concurrency 128 --workers 1 2 --out wire.md
+    python benchmarks/wire_truth.py --per-chunk --hosts busy --concurrency 128   # each chunk vs its packet
 """
 
 from __future__ import annotations
@@ -319,6 +320,62 @@ def table(rows: list[Row]) -> str:
     return "\n".join(out)
 
 
+def per_chunk(tcpdump: str, url: str, host: str, c: int, n: int, chunks: int, tmp: Path) -> str:
+    """One in-process specsweep run (1 worker, text kept) under the capture, compared chunk by chunk:
+    each chunk's text carries the server's write time (firehose), which finds the same chunk's first
+    packet on the wire; a chunk is *beyond its bound* when its stamp is more than 1 ms after that
+    packet's capture stamp plus the chunk's own stamp bound. One markdown row."""
+    import asyncio
+    import re
+
+    from specsweep.bench_types import BenchConfig
+    from specsweep.client.runner import run_bench_async
+    from specsweep.workload.scenarios import Scenario
+
+    port = int(url.rsplit(":", 1)[1])
+    d = Path(tempfile.mkdtemp(dir=tmp))
+    off = time.time_ns() - time.monotonic_ns()  # capture stamps (wall clock) -> the monotonic clock
+    cfg = BenchConfig(base_url=url, scenario=Scenario(name="w", input_len=16, output_len=chunks, range_ratio=1.0),
+                      backend="vllm", model="firehose", num_prompts=n, max_concurrency=c, scrape_metrics=False,
+                      quiet=True, keep_text=True)  # fmt: skip
+    with capture(tcpdump, port, d / "cap.pcap"):
+        out = asyncio.run(run_bench_async(cfg))
+    on_wire: dict[int, int] = {}  # server write ns -> first capture of its packet (monotonic ns)
+    for t, sport, _dport, _seq, pl in read_pcap(d / "cap.pcap"):
+        if sport == port:
+            for m in re.finditer(rb'" t(\d+)"', pl):
+                on_wire.setdefault(int(m.group(1)), t - off)
+    late: list[float] = []
+    first: list[float] = []
+    beyond = 0
+    for r in out.records:
+        if r.is_warmup or r.error_kind:
+            continue
+        b = dict(out.stamp_bounds.get(r.index, []))
+        for j, (ns, w) in enumerate(
+            zip(r.chunk_ns, [int(x) for x in re.findall(r"t(\d+)", r.output_text or "")], strict=False)
+        ):
+            if w in on_wire:
+                ms = (ns - on_wire[w]) / 1e6
+                late.append(ms)
+                first += [ms] if j == 0 else []
+                beyond += ms - b.get(j, 0) / 1e6 > 1.0
+    shutil.rmtree(d, ignore_errors=True)
+    res = out.result
+    sc = res["self_check"]
+    lt, ft = np.asarray(late or [0.0]), np.asarray(first or [0.0])
+    verdict = ("invalid: " + (res["invalid_reason"] or "")[:90]) if res["invalid"] else "valid"
+    return (f"| {host} | {c} | {len(late)} | {np.percentile(lt, 50):.2f} / {np.percentile(lt, 99):.2f} / {lt.max():.2f} | "
+            f"{np.percentile(ft, 50):.2f} / {ft.max():.2f} | {beyond} | {sc.get('cpu_wait_p99_ms', float('nan')):.1f} | "
+            f"{sc['loop_lag_p50_ms']:.1f} | {sc['client_cpu_util']:.0%} | {verdict} |")  # fmt: skip
+
+
+PER_CHUNK_HEAD = (
+    "| host | c | chunks | stamp - wire p50 / p99 / max (ms) | first chunk p50 / max | beyond bound | "
+    "client CPU wait p99 | loop lag p50 | client CPU | verdict |\n|---|---:|---:|---|---|---:|---:|---:|---:|---|"
+)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
@@ -334,11 +391,28 @@ def main() -> int:
     ap.add_argument("--gap-ms", type=float, default=20.0, help="time between a stream's chunks")
     ap.add_argument("--peers", nargs="*", default=["sglang"], choices=["sglang"])
     ap.add_argument("--out", help="also write the table (markdown) here")
+    ap.add_argument("--per-chunk", action="store_true",
+                    help="instead: each chunk's stamp against its own packet on the wire (1 worker, in process)")  # fmt: skip
     args = ap.parse_args()
     conc = args.concurrency or ([32, 128] if args.short else [32, 128, 512])
     workers = args.workers or ([1] if args.short else [1, 2])
     rounds = args.rounds or (2 if args.short else 4)
     tcpdump = ensure_tcpdump()
+    if args.per_chunk:
+        lines = [PER_CHUNK_HEAD]
+        with (
+            tempfile.TemporaryDirectory(prefix="wire-truth-") as tmp,
+            firehose(args.chunks, args.gap_ms) as url,
+        ):
+            for host in args.hosts:
+                with host_state(host):
+                    for c in conc:
+                        lines.append(per_chunk(tcpdump, url, host, c, rounds * c, args.chunks, Path(tmp)))
+                        print(lines[-1], flush=True)
+        print("\n" + "\n".join(lines))
+        if args.out:
+            Path(args.out).write_text("\n".join(lines) + "\n")
+        return 0
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="wire-truth-") as tmp, firehose(args.chunks, args.gap_ms) as url:
         for host in args.hosts:
