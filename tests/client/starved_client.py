@@ -3,7 +3,7 @@
     python -m tests.client.starved_client URL MODE [CPU]
 
 Imports everything, prints ``ready``, waits for a line on stdin, then runs ``run_bench_async`` (kernel
-stamps, 3 requests one at a time). When the first measured request has ended it prints ``first``; in
+stamps, one request at a time: 4 in MODE ``stop``, 3 in ``starve``). When the first measured request has ended it prints ``first``; in
 MODE ``starve`` it first pins itself to CPU and drops to nice 10, so that a busy process the test pinned
 there gets most of that CPU for the rest of the run. At the end it prints one JSON line: the result's
 verdict and self-check, and per measured request its send time, chunk stamps and chunk bounds.
@@ -25,7 +25,7 @@ from specsweep.workload.scenarios import Scenario
 def main() -> None:
     url, mode = sys.argv[1], sys.argv[2]
     cfg = BenchConfig(base_url=url, scenario=Scenario(name="t", input_len=16, output_len=11, range_ratio=1.0),
-                      backend="vllm", num_prompts=3, max_concurrency=1, scrape_metrics=False, quiet=True)  # fmt: skip
+                      backend="vllm", num_prompts=4 if mode == "stop" else 3, max_concurrency=1, scrape_metrics=False, quiet=True)  # fmt: skip
     done = 0
 
     def on_request() -> None:

@@ -46,7 +46,7 @@ def _finish(p: subprocess.Popen[str]) -> dict:  # type: ignore[type-arg]
 def _either_within_bound_or_invalid(res: dict, writes: list[list[int]]) -> int:  # type: ignore[type-arg]
     """The done-when rule, per chunk: returns how many chunks were outside their bound."""
     reqs = res["requests"]
-    assert len(reqs) == len(writes) == 3 and not any(r["error"] for r in reqs)
+    assert len(reqs) == len(writes) >= 3 and not any(r["error"] for r in reqs)
     outside = 0
     for r, w in zip(reqs, sorted(writes, key=lambda w: w[0]), strict=True):  # one at a time: in order
         assert len(r["chunk_ns"]) == len(w)

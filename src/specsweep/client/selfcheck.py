@@ -14,6 +14,12 @@ figure (mean, p50, p99) could be from the truth: percentiles are monotone in eve
 truth's percentile lies between the percentiles of the lower and the upper ends. A run whose
 figures could be off by more than ``MAX_STAMP_ERROR_MS`` is invalid, whoever is to blame (a busy
 client or a busy host): the number would be wrong either way.
+
+What the bounds cannot see: on a host so oversubscribed that the client waits hundreds of ms for a
+CPU, kernel stamps of a read's newest bytes (bound 0) were seen up to 600 ms behind a packet capture
+(docs/validation.md, "Wire truth"). The client cannot bound that, but it can see that it was starved:
+the lag monitor also samples how long the loop's thread waited for a CPU, and a kernel-stamped run
+whose wait p99 is over ``MAX_CPU_WAIT_P99_MS`` is invalid.
 """
 
 from __future__ import annotations
