@@ -16,6 +16,7 @@ apt-get when it is missing.
     python benchmarks/wire_truth.py                       # c = 32 128 512, quiet + busy, 1 and 2 workers
     python benchmarks/wire_truth.py --short               # c = 32 128, quiet + busy, 1 worker, fewer prompts
     python benchmarks/wire_truth.py --hosts quiet --concurrency 128 --workers 1 2 --out wire.md
+    python benchmarks/wire_truth.py --per-chunk --hosts busy --concurrency 128   # each chunk vs its packet
 """
 
 from __future__ import annotations
@@ -120,8 +121,9 @@ def capture(tcpdump: str, port: int, path: Path) -> Iterator[dict[str, Any]]:
 
 
 # ------------------------------------------------------------------------------------------- pcap
-def read_pcap(path: Path) -> Iterator[tuple[int, int, int, bytes]]:
-    """(ns, source port, destination port, TCP payload prefix) of each IPv4 TCP packet."""
+def read_pcap(path: Path) -> Iterator[tuple[int, int, int, int, bytes]]:
+    """(ns, source port, destination port, sequence number, TCP payload prefix) of each IPv4 TCP
+    packet."""
     data = path.read_bytes()
     magic = struct.unpack_from("<I", data)[0]
     end = "<" if magic in (0xA1B2C3D4, 0xA1B23C4D) else ">"
@@ -144,16 +146,24 @@ def read_pcap(path: Path) -> Iterator[tuple[int, int, int, bytes]]:
         tcp = ip[ihl:]
         if len(tcp) < 20:
             continue
-        sport, dport = struct.unpack_from(">HH", tcp)
+        sport, dport, seq = struct.unpack_from(">HHI", tcp)
         payload = tcp[(tcp[12] >> 4) * 4 :]
-        yield sec * 1_000_000_000 + frac * scale, sport, dport, payload
+        yield sec * 1_000_000_000 + frac * scale, sport, dport, seq, payload
 
 
 def wire_requests(path: Path, server_port: int) -> list[tuple[int, list[int]]]:
-    """Per request on the wire: (time of the request's last packet, times of its SSE-data packets)."""
+    """Per request on the wire: (time of the request's last packet, times of its SSE-data packets).
+    A retransmitted segment (the same bytes again: a busy host's ACKs come late and TCP's loss probe
+    resends) is not a new packet: only its first transmission counts. Counting a resent request as a
+    new one would start that request's TTFT at the resend and make the wire look faster."""
     cur: dict[int, list[Any]] = {}  # client port -> [request's last packet ns, data packet ns list]
     out: list[list[Any]] = []
-    for t, sport, dport, pl in read_pcap(path):
+    sent: set[tuple[int, int, int]] = set()
+    for t, sport, dport, seq, pl in read_pcap(path):
+        if pl:
+            if (sport, dport, seq) in sent:
+                continue
+            sent.add((sport, dport, seq))
         if dport == server_port and pl:
             if pl.startswith(b"POST"):
                 cur[sport] = req = [t, []]
@@ -185,6 +195,7 @@ class Row:
     reason: str = ""
     dropped: int = 0
     load: float = 0.0
+    cpu_wait: float | None = None  # specsweep: p99 of its event loop's CPU wait (ms; the worst worker)
 
     @property
     def diff(self) -> dict[str, float]:
@@ -276,6 +287,7 @@ def one(
             k: float(se.get(f"{k}_ms", 0.0)) for k in ("ttft_mean", "ttft_p50", "ttft_p99", "itl_p99")
         }
         row.reason = res.get("invalid_reason") or "; ".join(res.get("warnings") or [])
+        row.cpu_wait = (res.get("self_check") or {}).get("cpu_wait_p99_ms")
     else:
         tt = np.asarray(res["ttfts"]) * 1000
         itls = [x * 1000 for r in res.get("itls", []) for x in r] or [0.0]
@@ -287,13 +299,13 @@ def one(
 
 def table(rows: list[Row]) -> str:
     out = ["| client | host | c | workers | requests on wire | TTFT mean wire / client (diff) | TTFT p50 diff | "
-           "TTFT p99 wire / client (diff) | ITL p99 diff | bound TTFT mean/p99, ITL p99 | within bound | load avg | "
-           "dropped | verdict | reason |",
-           "|---|---|---:|---:|---:|---|---:|---|---:|---|---|---:|---:|---|---|"]  # fmt: skip
+           "TTFT p99 wire / client (diff) | ITL p99 diff | bound TTFT mean/p99, ITL p99 | within bound | client CPU "
+           "wait p99 | load avg | dropped | verdict | reason |",
+           "|---|---|---:|---:|---:|---|---:|---|---:|---|---|---:|---:|---:|---|---|"]  # fmt: skip
     for r in rows:
         w, c, d = r.wire, r.client_figs, r.diff
         if not d:
-            out.append(f"| {r.client} | {r.host} | {r.concurrency} | {r.workers} | {r.n_wire} | | | | | | | "
+            out.append(f"| {r.client} | {r.host} | {r.concurrency} | {r.workers} | {r.n_wire} | | | | | | | | "
                        f"{r.load:.1f} | {r.dropped} | n/a | {r.reason} |")  # fmt: skip
             continue
         b = r.bound
@@ -302,10 +314,66 @@ def table(rows: list[Row]) -> str:
             f"| {r.client} | {r.host} | {r.concurrency} | {r.workers} | {r.n_wire} | {w['ttft_mean']:.2f} / "
             f"{c['ttft_mean']:.2f} ({d['ttft_mean']:+.2f}) | {d['ttft_p50']:+.2f} | {w['ttft_p99']:.2f} / "
             f"{c['ttft_p99']:.2f} ({d['ttft_p99']:+.2f}) | {d['itl_p99']:+.2f} | {bnd} | {r.bound_holds} | "
-            f"{r.load:.1f} | {r.dropped} | "
+            f"{'' if r.cpu_wait is None else f'{r.cpu_wait:.1f}'} | {r.load:.1f} | {r.dropped} | "
             f"{r.verdict} | {r.reason[:160]} |"
         )
     return "\n".join(out)
+
+
+def per_chunk(tcpdump: str, url: str, host: str, c: int, n: int, chunks: int, tmp: Path) -> str:
+    """One in-process specsweep run (1 worker, text kept) under the capture, compared chunk by chunk:
+    each chunk's text carries the server's write time (firehose), which finds the same chunk's first
+    packet on the wire; a chunk is *beyond its bound* when its stamp is more than 1 ms after that
+    packet's capture stamp plus the chunk's own stamp bound. One markdown row."""
+    import asyncio
+    import re
+
+    from specsweep.bench_types import BenchConfig
+    from specsweep.client.runner import run_bench_async
+    from specsweep.workload.scenarios import Scenario
+
+    port = int(url.rsplit(":", 1)[1])
+    d = Path(tempfile.mkdtemp(dir=tmp))
+    off = time.time_ns() - time.monotonic_ns()  # capture stamps (wall clock) -> the monotonic clock
+    cfg = BenchConfig(base_url=url, scenario=Scenario(name="w", input_len=16, output_len=chunks, range_ratio=1.0),
+                      backend="vllm", model="firehose", num_prompts=n, max_concurrency=c, scrape_metrics=False,
+                      quiet=True, keep_text=True)  # fmt: skip
+    with capture(tcpdump, port, d / "cap.pcap"):
+        out = asyncio.run(run_bench_async(cfg))
+    on_wire: dict[int, int] = {}  # server write ns -> first capture of its packet (monotonic ns)
+    for t, sport, _dport, _seq, pl in read_pcap(d / "cap.pcap"):
+        if sport == port:
+            for m in re.finditer(rb'" t(\d+)"', pl):
+                on_wire.setdefault(int(m.group(1)), t - off)
+    late: list[float] = []
+    first: list[float] = []
+    beyond = 0
+    for r in out.records:
+        if r.is_warmup or r.error_kind:
+            continue
+        b = dict(out.stamp_bounds.get(r.index, []))
+        for j, (ns, w) in enumerate(
+            zip(r.chunk_ns, [int(x) for x in re.findall(r"t(\d+)", r.output_text or "")], strict=False)
+        ):
+            if w in on_wire:
+                ms = (ns - on_wire[w]) / 1e6
+                late.append(ms)
+                first += [ms] if j == 0 else []
+                beyond += ms - b.get(j, 0) / 1e6 > 1.0
+    shutil.rmtree(d, ignore_errors=True)
+    res = out.result
+    sc = res["self_check"]
+    lt, ft = np.asarray(late or [0.0]), np.asarray(first or [0.0])
+    verdict = ("invalid: " + (res["invalid_reason"] or "")[:90]) if res["invalid"] else "valid"
+    return (f"| {host} | {c} | {len(late)} | {np.percentile(lt, 50):.2f} / {np.percentile(lt, 99):.2f} / {lt.max():.2f} | "
+            f"{np.percentile(ft, 50):.2f} / {ft.max():.2f} | {beyond} | {sc.get('cpu_wait_p99_ms', float('nan')):.1f} | "
+            f"{sc['loop_lag_p50_ms']:.1f} | {sc['client_cpu_util']:.0%} | {verdict} |")  # fmt: skip
+
+
+PER_CHUNK_HEAD = (
+    "| host | c | chunks | stamp - wire p50 / p99 / max (ms) | first chunk p50 / max | beyond bound | "
+    "client CPU wait p99 | loop lag p50 | client CPU | verdict |\n|---|---:|---:|---|---|---:|---:|---:|---:|---|"
+)
 
 
 def main() -> int:
@@ -323,11 +391,28 @@ def main() -> int:
     ap.add_argument("--gap-ms", type=float, default=20.0, help="time between a stream's chunks")
     ap.add_argument("--peers", nargs="*", default=["sglang"], choices=["sglang"])
     ap.add_argument("--out", help="also write the table (markdown) here")
+    ap.add_argument("--per-chunk", action="store_true",
+                    help="instead: each chunk's stamp against its own packet on the wire (1 worker, in process)")  # fmt: skip
     args = ap.parse_args()
     conc = args.concurrency or ([32, 128] if args.short else [32, 128, 512])
     workers = args.workers or ([1] if args.short else [1, 2])
     rounds = args.rounds or (2 if args.short else 4)
     tcpdump = ensure_tcpdump()
+    if args.per_chunk:
+        lines = [PER_CHUNK_HEAD]
+        with (
+            tempfile.TemporaryDirectory(prefix="wire-truth-") as tmp,
+            firehose(args.chunks, args.gap_ms) as url,
+        ):
+            for host in args.hosts:
+                with host_state(host):
+                    for c in conc:
+                        lines.append(per_chunk(tcpdump, url, host, c, rounds * c, args.chunks, Path(tmp)))
+                        print(lines[-1], flush=True)
+        print("\n" + "\n".join(lines))
+        if args.out:
+            Path(args.out).write_text("\n".join(lines) + "\n")
+        return 0
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="wire-truth-") as tmp, firehose(args.chunks, args.gap_ms) as url:
         for host in args.hosts:

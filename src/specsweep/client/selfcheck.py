@@ -14,6 +14,12 @@ figure (mean, p50, p99) could be from the truth: percentiles are monotone in eve
 truth's percentile lies between the percentiles of the lower and the upper ends. A run whose
 figures could be off by more than ``MAX_STAMP_ERROR_MS`` is invalid, whoever is to blame (a busy
 client or a busy host): the number would be wrong either way.
+
+What the bounds cannot see: on a host so oversubscribed that the client waits hundreds of ms for a
+CPU, kernel stamps of a read's newest bytes (bound 0) were seen up to 600 ms behind a packet capture
+(docs/validation.md, "Wire truth"). The client cannot bound that, but it can see that it was starved:
+the lag monitor also samples how long the loop's thread waited for a CPU, and a kernel-stamped run
+whose wait p99 is over ``MAX_CPU_WAIT_P99_MS`` is invalid.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import asyncio
 import contextlib
 import gc
 import itertools
+import os
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,28 +44,56 @@ _now = time.monotonic_ns
 MAX_CLIENT_CPU = 0.90  # share of one core
 MAX_LOOP_LAG_P99_MS = 10.0  # read-time stamps (no kernel stamps): loop lag is how late they are
 MAX_SCHEDULE_LAG_P99_MS = 10.0  # open loop: the offered load was not the one asked for
+# Kernel stamps: the event loop's thread waited for a CPU longer than this (p99 of the lag samples):
+# the client was starved, and stamps were then seen late beyond their bound (see judge).
+MAX_CPU_WAIT_P99_MS = 10.0
 MAX_STAMP_ERROR_MS = 1.0  # kernel stamps: how far a TTFT/ITL mean or percentile may be off
 MAX_SHARED_STAMPS = 0.01  # share of consecutive chunks read together above which a warning is given
+LAG_PERIOD_S = 0.005  # event-loop lag (and CPU wait) sample period
 WORST_LISTED = 50  # requests named in the result's stamp_error
 
 # Per request index: [(chunk position, bound ns), ...] for chunks whose stamp may be late (bound > 0).
 StampBounds = dict[int, list[tuple[int, int]]]
 
 
-class LagMonitor:
-    """Samples event-loop lag every ``period`` seconds (how late a sleep wakes up)."""
+def _run_queue_wait_ns(fd: int) -> int:
+    """Time this thread has spent runnable but waiting for a CPU so far (``/proc/thread-self/
+    schedstat``'s second field, ns)."""
+    return int(os.pread(fd, 128, 0).split()[1])
 
-    def __init__(self, period: float = 0.005) -> None:
+
+class LagMonitor:
+    """Samples event-loop lag every ``period`` seconds (how late a sleep wakes up) and, where the
+    kernel says (Linux ``schedstat``), how long the loop's thread waited for a CPU meanwhile:
+    ``cpu_wait_ms`` is None where that cannot be read."""
+
+    def __init__(self, period: float = LAG_PERIOD_S) -> None:
         self.period = period
         self.lags_ms: list[float] = []
+        self.cpu_wait_ms: list[float] | None = None
         self._task: asyncio.Task[None] | None = None
+        self._fd: int | None = None
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY)  # the event loop's thread
+            try:
+                _run_queue_wait_ns(fd)
+            except (OSError, ValueError, IndexError):
+                os.close(fd)
+                raise
+            self._fd, self.cpu_wait_ms = fd, []
 
     async def _run(self) -> None:
         p_ns = int(self.period * 1e9)
+        fd, waits = self._fd, self.cpu_wait_ms
+        w0 = _run_queue_wait_ns(fd) if fd is not None else 0
         while True:
             t = _now()
             await asyncio.sleep(self.period)
             self.lags_ms.append(max(0.0, (_now() - t - p_ns) / 1e6))
+            if fd is not None and waits is not None:
+                w1 = _run_queue_wait_ns(fd)
+                waits.append((w1 - w0) / 1e6)
+                w0 = w1
 
     def start(self) -> None:
         self._task = asyncio.ensure_future(self._run())
@@ -68,6 +103,9 @@ class LagMonitor:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 @dataclass
@@ -79,6 +117,7 @@ class ClientLoad:
     loop_lag_ms: list[float] = field(default_factory=list)
     sched_lag_ms: list[float] = field(default_factory=list)
     read_age_ns: list[int] = field(default_factory=list)  # kernel stamps: how long reads' bytes waited
+    cpu_wait_ms: list[float] | None = None  # per lag sample: how long the loop waited for a CPU (Linux)
 
     def figures(self, kernel: bool) -> dict[str, float]:
         lag = np.asarray(self.loop_lag_ms or [0.0])
@@ -93,6 +132,10 @@ class ClientLoad:
             ages = np.asarray(self.read_age_ns, dtype=np.float64) / 1e6
             out["read_delay_p50_ms"] = float(np.percentile(ages, 50))
             out["read_delay_p99_ms"] = float(np.percentile(ages, 99))
+        if self.cpu_wait_ms is not None:
+            waits = np.asarray(self.cpu_wait_ms or [0.0])
+            out["cpu_wait_p99_ms"] = float(np.percentile(waits, 99))
+            out["cpu_wait_max_ms"] = float(waits.max())
         return out
 
 
@@ -119,6 +162,7 @@ async def measuring() -> AsyncIterator[ClientLoad]:
         load.cpu_s, load.wall_s = time.process_time() - cpu0, time.monotonic() - wall0
         await mon.stop()
         load.loop_lag_ms = mon.lags_ms
+        load.cpu_wait_ms = mon.cpu_wait_ms
         gc.collect()
 
 
@@ -225,6 +269,17 @@ def judge(
         if p["schedule_lag_p99_ms"] > MAX_SCHEDULE_LAG_P99_MS:
             reasons.append(f"arrival schedule late (p99 {p['schedule_lag_p99_ms']:.1f} ms{who(i)}): the "
                            "offered load was not the one asked for")  # fmt: skip
+        if kernel and p.get("cpu_wait_p99_ms", 0.0) > MAX_CPU_WAIT_P99_MS:
+            # Against a loopback packet capture, a client that got the CPU this seldom had chunks
+            # stamped 100-600 ms after their packet was on the wire with a bound of 0 (the bytes were
+            # the newest of their read): the receive stamp itself was late, by a cause the client
+            # cannot bound (docs/validation.md, "Wire truth"). So starvation is ruled out, not bounded.
+            reasons.append(
+                f"client starved: its event loop waited for a CPU {p['cpu_wait_p99_ms']:.1f} ms (p99 of "
+                f"{LAG_PERIOD_S * 1e3:g} ms samples, max {p['cpu_wait_max_ms']:.1f} ms{who(i)}) "
+                f"> {MAX_CPU_WAIT_P99_MS:g} ms; on a host this busy kernel receive stamps were seen late "
+                "beyond their bound, so TTFT/ITL cannot be trusted"
+            )
     damage: dict[str, Any] | None = None
     if kernel:
         frac = shared_stamp_fraction(records)

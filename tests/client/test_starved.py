@@ -1,0 +1,104 @@
+"""A client that is stopped or starved of CPU while a real localhost server streams: every chunk's
+kernel stamp must lie within its bound of the server's own write time, or the run must be invalid
+with the reason. Both happen on busy hosts; here they are made to happen, for a known time."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import orjson
+import pytest
+
+from specsweep import kstamp
+from specsweep.client.selfcheck import MAX_CPU_WAIT_P99_MS
+
+from .scripted_server import ProcessServer, Script
+
+pytestmark = pytest.mark.skipif(
+    kstamp.SO_TIMESTAMPNS is None or not hasattr(os, "sched_setaffinity"),
+    reason="kernel receive stamps and CPU pinning are Linux-only",
+)
+MS = 1_000_000
+SCRIPT = Script(ttft_s=0.03, gaps_s=[0.02] * 10, tokens=[1] * 11)
+
+
+def _client(url: str, mode: str, cpu: int = 0) -> subprocess.Popen[str]:
+    p = subprocess.Popen([sys.executable, "-m", "tests.client.starved_client", url, mode, str(cpu)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+    return p
+
+
+def _finish(p: subprocess.Popen[str]) -> dict:  # type: ignore[type-arg]
+    try:
+        out, _ = p.communicate(timeout=60)
+    finally:
+        p.kill()
+        p.wait()
+    assert p.returncode == 0
+    return dict(orjson.loads(out.strip().splitlines()[-1]))
+
+
+def _either_within_bound_or_invalid(res: dict, writes: list[list[int]]) -> int:  # type: ignore[type-arg]
+    """The done-when rule, per chunk: returns how many chunks were outside their bound."""
+    reqs = res["requests"]
+    assert len(reqs) == len(writes) >= 3 and not any(r["error"] for r in reqs)
+    outside = 0
+    for r, w in zip(reqs, sorted(writes, key=lambda w: w[0]), strict=True):  # one at a time: in order
+        assert len(r["chunk_ns"]) == len(w)
+        for j, (c, t) in enumerate(zip(r["chunk_ns"], w, strict=True)):
+            assert c >= t - MS // 10, (j, c, t)  # a receive stamp is never before the write
+            outside += c - r["bounds"].get(str(j), 0) > t + 2 * MS
+    assert outside == 0 or res["invalid"], (outside, res["self_check"])
+    return outside
+
+
+def test_stopped_client_stamps_hold_within_their_bounds() -> None:
+    """SIGSTOP for 200 ms while chunks keep coming: the kernel still receives (and stamps) them, and
+    they are read together afterwards; each stays within its bound of the write, and the run says the
+    merged reads could move its figures."""
+    with ProcessServer(SCRIPT) as ps:
+        p = _client(ps.url, "stop")
+        try:
+            assert p.stdin is not None and p.stdout is not None
+            p.stdin.write("\n")
+            p.stdin.flush()
+            assert p.stdout.readline().strip() == "first"  # the first measured request ended
+            time.sleep(0.1)  # into the second request's stream
+            os.kill(p.pid, signal.SIGSTOP)
+            time.sleep(0.2)
+        finally:
+            os.kill(p.pid, signal.SIGCONT)
+        res = _finish(p)
+        writes, _ = ps.fetch()
+    assert res["self_check"]["loop_lag_max_ms"] >= 150  # the stop happened while it measured
+    assert _either_within_bound_or_invalid(res, writes) == 0  # a stop delays reads, not stamps
+    assert res["invalid"] and "arrival stamps could be off" in res["invalid_reason"]
+
+
+def test_starved_client_is_measured_and_ruled_invalid() -> None:
+    """From its second request on, the client is pinned to one CPU at nice 10 beside a busy process
+    at nice 0 and gets ~10% of it: the self-check measures how long its loop waited for the CPU and
+    rules the run invalid, naming it."""
+    cpu = max(os.sched_getaffinity(0))
+    with ProcessServer(SCRIPT) as ps:
+        p = _client(ps.url, "starve", cpu)
+        hog = subprocess.Popen([sys.executable, "-c",
+                                f"import os; os.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass"])  # fmt: skip
+        try:
+            assert p.stdin is not None
+            p.stdin.write("\n")
+            p.stdin.flush()
+            res = _finish(p)
+        finally:
+            hog.kill()
+            hog.wait()
+        writes, _ = ps.fetch()
+    sc = res["self_check"]
+    assert sc["cpu_wait_p99_ms"] > MAX_CPU_WAIT_P99_MS and sc["cpu_wait_max_ms"] >= sc["cpu_wait_p99_ms"]
+    assert res["invalid"] and "client starved" in res["invalid_reason"]
+    _either_within_bound_or_invalid(res, writes)
