@@ -24,7 +24,8 @@ from aiohttp import web
 
 from specsweep.sim.faults import RequestFaults, parse_faults
 from specsweep.sim.profile import load_profile
-from specsweep.sim.server import SimConfig, SimServer
+from specsweep.sim.server import SimServer
+from specsweep.sim.settings import SimConfig
 
 GRANDCHILD = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
 
@@ -36,8 +37,8 @@ def _range(s: str) -> tuple[int, float]:
 
 async def main(a: argparse.Namespace) -> None:
     cfg = SimConfig(
-        load_profile("toy"), a.host, a.port, a.seed, a.time_scale, faults=parse_faults(a.faults),
-        served_model_name=a.served_model_name,
+        profile=load_profile("toy"), host=a.host, port=a.port, seed=a.seed, time_scale=a.time_scale,
+        faults=parse_faults(a.faults), served_model_name=a.served_model_name,
     )  # fmt: skip
     server = SimServer(cfg)
     lo, hi = _range(a.fault_requests)
