@@ -194,7 +194,7 @@ def _print_table(profile: str, scenario: str, rows: list[dict[str, Any]]) -> Non
 
 def _fit(args: argparse.Namespace) -> int:
     from specsweep.paths import output_file
-    from specsweep.sim.fit import fit_main
+    from specsweep.sim.fit_cli import fit_main
 
     output_file(args.output, "-o")
     return fit_main(args)

@@ -383,7 +383,9 @@ class SimServer:
         return _json(responses.model_info_body(self.model))
 
     def _info(self) -> dict[str, Any]:
-        return responses.sim_info(self.profile, float(self.cfg.time_scale), self.cfg.seed, self.cfg.faults.spec())
+        return responses.sim_info(
+            self.profile, float(self.cfg.time_scale), self.cfg.seed, self.cfg.faults.spec()
+        )
 
     async def _h_server_info(self, request: web.Request) -> web.Response:
         cfg = self.cfg
