@@ -42,7 +42,7 @@ async def main(a: argparse.Namespace) -> None:
     )  # fmt: skip
     server = SimServer(cfg)
     lo, hi = _range(a.fault_requests)
-    draw = server._drawer.draw
+    draw = server.fault_drawer.draw
     seen = [0]
 
     def staged_draw(*, stream: bool) -> RequestFaults:
@@ -51,7 +51,7 @@ async def main(a: argparse.Namespace) -> None:
         print(f"staged_sim: generation request {seen[0]} stream={stream}", flush=True)
         return rf if lo <= seen[0] <= hi else RequestFaults()
 
-    server._drawer.draw = staged_draw  # type: ignore[method-assign]
+    server.fault_drawer.draw = staged_draw  # type: ignore[method-assign]
 
     @web.middleware
     async def readiness_fault(request: web.Request, handler: Any) -> web.StreamResponse:

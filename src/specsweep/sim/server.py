@@ -76,7 +76,7 @@ class SimServer:
         self.max_model_len = max(1, min(cfg.max_model_len, cfg.profile.kv_tokens - cfg.profile.k))
         self.tokenizer = BuiltinTokenizer()
         self._spec = cfg.profile.k > 0
-        self._drawer = FaultDrawer(cfg.faults, cfg.seed)
+        self.fault_drawer = FaultDrawer(cfg.faults, cfg.seed)  # per-request fault draws (tests stage them)
         self._rng = random.Random(f"sampling:{cfg.seed}")
         self._accepted = 0
         self.started_epoch = time.time()
@@ -229,7 +229,7 @@ class SimServer:
         if f.crash_after is not None and self._accepted >= f.crash_after:
             self._crash()
         self._accepted += 1
-        rf = self._drawer.draw(stream=stream)
+        rf = self.fault_drawer.draw(stream=stream)
         if rf.error_status is not None:
             etype = {429: "RateLimitError", 503: "ServiceUnavailable"}.get(
                 rf.error_status, "InternalServerError"

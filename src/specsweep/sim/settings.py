@@ -14,9 +14,9 @@ DEFAULT_COMPLETIONS_MAX_TOKENS = 16  # vLLM's /v1/completions default
 DEFAULT_GENERATE_MAX_NEW_TOKENS = 128  # SGLang's sampling_params default
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SimConfig:
-    """Everything a sim server is started with (see :func:`specsweep.sim.server.start_server`)."""
+    """Everything a sim server is started with (see :func:`specsweep.sim.server.start_server`); keywords only."""
 
     profile: Profile
     host: str = "127.0.0.1"
