@@ -159,7 +159,8 @@ def micro(conc: int, steps: int = 50) -> dict[str, float]:
     """Python work per emitted chunk (engine step, encoding, the emit loop) with no-op transports."""
     from specsweep.sim.faults import RequestFaults
     from specsweep.sim.profile import Profile
-    from specsweep.sim.server import SimConfig, SimServer
+    from specsweep.sim.server import SimServer
+    from specsweep.sim.settings import SimConfig
     from specsweep.sim.wire import CompletionsEncoder
 
     class NullTransport:
@@ -177,10 +178,9 @@ def micro(conc: int, steps: int = 50) -> dict[str, float]:
 
         prof = Profile(**yaml.safe_load(_profile_yaml(20.0, 3, conc)))
         with tempfile.TemporaryDirectory() as tmp:
-            srv = SimServer(SimConfig(prof, truth=str(Path(tmp) / "t.jsonl")))
+            srv = SimServer(SimConfig(profile=prof, truth=str(Path(tmp) / "t.jsonl")))
             await srv._on_startup(srv.app)
-            assert srv._driver is not None
-            srv._driver.cancel()  # steps are driven by hand below
+            srv.driver.cancel()  # steps are driven by hand below
             for i in range(conc):
                 r = srv._admit(
                     "cmpl", "/v1/completions", prompt=f"p{i}", prompt_tokens=10, max_tokens=100_000,
@@ -188,7 +188,7 @@ def micro(conc: int, steps: int = 50) -> dict[str, float]:
                 )  # fmt: skip
                 r.enc = CompletionsEncoder("cmpl-" + r.rid, 0, "m", 10, True, True)
                 r.transport = NullTransport()  # type: ignore[assignment]
-                srv._start(r)
+                srv.driver.submit(r)
             eng = srv.engine
             t = {"engine_step": 0.0, "encode": 0.0, "emit_loop": 0.0}
             n = 0
@@ -197,9 +197,9 @@ def micro(conc: int, steps: int = 50) -> dict[str, float]:
                 st = eng.step()
                 assert st is not None
                 t1 = time.perf_counter()
-                prepared = srv._prepare(st, 0.0)
+                prepared = srv.driver.prepare(st, 0.0)
                 t2 = time.perf_counter()
-                srv._emit(prepared, 0.0)
+                srv.driver.emit(prepared, 0.0)
                 t3 = time.perf_counter()
                 if i >= 3:  # warm-up steps excluded
                     t["engine_step"] += t1 - t0

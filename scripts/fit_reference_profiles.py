@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the package is imported lazily (main puts src/ on sys.path)
-    from specsweep.sim.fit import Cell
+    from specsweep.sim.observed import ObservedCell
     from specsweep.sim.profile import Profile
 
 REPO = Path(__file__).resolve().parent.parent
@@ -158,7 +158,7 @@ def as_st5(profile: Profile) -> Profile:
     return profile.model_copy(update={"k": 5, "survival": [float(x) for x in PRIOR.split(",")]})
 
 
-def _joint_fit(cells: list[Cell], base: Profile) -> tuple[float, Profile, Profile]:
+def _joint_fit(cells: list[ObservedCell], base: Profile) -> tuple[float, Profile, Profile]:
     """The shipped joint DSpark fit from ``base``: its training cost and the st=3 / st=5 profiles."""
     from specsweep.sim.fit import fit
 
@@ -172,7 +172,7 @@ def _joint_fit(cells: list[Cell], base: Profile) -> tuple[float, Profile, Profil
 def sensitivity(csv: Path) -> list[str]:
     """The joint DSpark fit with each candidate prefill_chunk: training cost, errors, winners."""
     from specsweep.sim.calibration import median_abs_pct, score, winners
-    from specsweep.sim.fit import rows_to_cells
+    from specsweep.sim.observed import rows_to_cells
     from specsweep.sim.profile import Profile
     from specsweep.sim.reference import reference_rows
 
@@ -238,7 +238,8 @@ def seed_spread(csv: Path) -> list[str]:
     import statistics
 
     from specsweep.sim.calibration import median_abs_pct, score, winners
-    from specsweep.sim.fit import fit, rows_to_cells
+    from specsweep.sim.fit import fit
+    from specsweep.sim.observed import rows_to_cells
     from specsweep.sim.profile import Profile, load_profile
     from specsweep.sim.reference import reference_rows
 

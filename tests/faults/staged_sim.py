@@ -24,7 +24,8 @@ from aiohttp import web
 
 from specsweep.sim.faults import RequestFaults, parse_faults
 from specsweep.sim.profile import load_profile
-from specsweep.sim.server import SimConfig, SimServer
+from specsweep.sim.server import SimServer
+from specsweep.sim.settings import SimConfig
 
 GRANDCHILD = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
 
@@ -36,12 +37,12 @@ def _range(s: str) -> tuple[int, float]:
 
 async def main(a: argparse.Namespace) -> None:
     cfg = SimConfig(
-        load_profile("toy"), a.host, a.port, a.seed, a.time_scale, faults=parse_faults(a.faults),
-        served_model_name=a.served_model_name,
+        profile=load_profile("toy"), host=a.host, port=a.port, seed=a.seed, time_scale=a.time_scale,
+        faults=parse_faults(a.faults), served_model_name=a.served_model_name,
     )  # fmt: skip
     server = SimServer(cfg)
     lo, hi = _range(a.fault_requests)
-    draw = server._drawer.draw
+    draw = server.fault_drawer.draw
     seen = [0]
 
     def staged_draw(*, stream: bool) -> RequestFaults:
@@ -50,7 +51,7 @@ async def main(a: argparse.Namespace) -> None:
         print(f"staged_sim: generation request {seen[0]} stream={stream}", flush=True)
         return rf if lo <= seen[0] <= hi else RequestFaults()
 
-    server._drawer.draw = staged_draw  # type: ignore[method-assign]
+    server.fault_drawer.draw = staged_draw  # type: ignore[method-assign]
 
     @web.middleware
     async def readiness_fault(request: web.Request, handler: Any) -> web.StreamResponse:

@@ -28,7 +28,8 @@ from typing import Any
 from aiohttp import web
 
 from specsweep.sim.profile import load_profile
-from specsweep.sim.server import SimConfig, SimServer
+from specsweep.sim.server import SimServer
+from specsweep.sim.settings import SimConfig
 
 
 async def main(a: argparse.Namespace) -> None:
@@ -38,7 +39,9 @@ async def main(a: argparse.Namespace) -> None:
     if a.received:
         with open(a.received, "w") as f:
             json.dump({"argv": sys.argv, "env": dict(os.environ)}, f)
-    server = SimServer(SimConfig(load_profile("toy"), a.host, a.port, 1, 20.0))
+    server = SimServer(
+        SimConfig(profile=load_profile("toy"), host=a.host, port=a.port, seed=1, time_scale=20.0)
+    )
     streams = [0]
 
     @web.middleware

@@ -80,7 +80,7 @@ def test_fit_rate_recovers_a_known_rate_over_several_k() -> None:
 def test_sim_fit_writes_category_curves_from_run_dirs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from specsweep.sim.fit import with_domain_acceptance
+    from specsweep.sim.fit_cli import with_domain_acceptance
     from specsweep.store import RunDir
 
     rd = RunDir.create(tmp_path, "r", {"name": "r"}, "20260101-000000")

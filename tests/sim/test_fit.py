@@ -10,7 +10,8 @@ import pytest
 
 from specsweep.cli import main
 from specsweep.errors import UsageError
-from specsweep.sim.fit import const_rate_for, fit, rows_to_cells, survival_for
+from specsweep.sim.fit import fit
+from specsweep.sim.observed import const_rate_for, rows_to_cells, survival_for
 from specsweep.sim.predict import predict_cell
 from specsweep.sim.profile import COST_PARAMS, Profile, load_profile, parse_acceptance
 from specsweep.store import RunDir
@@ -182,7 +183,7 @@ def test_cost_vector_order_matches_engine_features() -> None:
 
 
 def test_load_cells_reads_user_scenarios_and_sglang_params(tmp_path: Path) -> None:
-    from specsweep.sim.fit import load_cells
+    from specsweep.sim.observed import load_cells
 
     manifest = {"config": {"scenarios": {"mine": {"input_len": 64, "output_len": 32}}}}
     rd = RunDir.create(tmp_path, "r", manifest, stamp="x")
@@ -196,7 +197,7 @@ def test_load_cells_reads_user_scenarios_and_sglang_params(tmp_path: Path) -> No
 
 
 def test_scan_takes_moe_n0_and_mixed_prefill() -> None:
-    from specsweep.sim.fit import parse_scan
+    from specsweep.sim.fit_cli import parse_scan
 
     scan = parse_scan(["moe_n0=8,32", "mixed_prefill=0,1"])
     assert scan == {"moe_n0": [8, 32], "mixed_prefill": [0, 1]}
@@ -213,7 +214,7 @@ def test_scan_takes_moe_n0_and_mixed_prefill() -> None:
 
 def test_scan_recovers_graph_counts_prefill() -> None:
     """Rows made by an engine whose mixed steps over the graph cap pay the cliff: the scan picks that."""
-    from specsweep.sim.fit import parse_scan
+    from specsweep.sim.fit_cli import parse_scan
 
     assert parse_scan(["graph_counts_prefill=0,1"]) == {"graph_counts_prefill": [0, 1]}
     truth = _truth(2).model_copy(update={"graph_counts_prefill": True, "cliff_ms": 6.0, "graph_cap": 64})

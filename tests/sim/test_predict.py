@@ -144,3 +144,19 @@ def test_conditioned_lengths_hit_the_mean_within_bounds() -> None:
     assert np.mean(ins) == pytest.approx(300.0, abs=1.0) and np.mean(outs) == pytest.approx(100.0, abs=1.0)
     assert min(ins) >= 1 and max(ins) <= 512 and max(outs) <= 256
     assert conditioned_lengths(sc, 32, 0) == sample_lengths(sc, 32, 0)
+
+
+def test_open_loop_simulates_the_schedule_bench_sends() -> None:
+    """predict's open-loop arrivals are the client's: same rate, burstiness and seed, same offsets."""
+    from specsweep.bench_types import BenchConfig
+    from specsweep.client.runner import request_plan
+    from specsweep.workload.tokenizer import BuiltinTokenizer
+
+    prof, sc = load_profile("toy"), get_scenario("chat_short")
+    for seed, rate, burst in ((3, 5.0, 1.0), (4, 20.0, 0.5)):
+        cfg = BenchConfig(base_url="http://127.0.0.1:9", scenario=sc, num_prompts=40, max_concurrency=64,
+                          request_rate=rate, burstiness=burst, seed=seed)  # fmt: skip
+        _, offsets = request_plan(cfg, BuiltinTokenizer())
+        assert offsets is not None
+        res = simulate(prof, sc, 64, num_prompts=40, seed=seed, request_rate=rate, burstiness=burst)
+        assert [r.scheduled_ns for r in res.records] == [round(o * 1e9) for o in offsets]

@@ -71,10 +71,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     ft.set_defaults(func=_fit)
 
-    try:
-        from specsweep.sim.server import add_serve_arguments
-    except ImportError:
-        return
+    from specsweep.sim.serve import add_serve_arguments
+
     sv = ss.add_parser("serve", help="serve a profile over HTTP (OpenAI / SGLang / vLLM endpoints)")
     add_serve_arguments(sv)
     sv.set_defaults(func=_serve)
@@ -82,7 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _serve(args: argparse.Namespace) -> int:
     from specsweep.paths import output_file
-    from specsweep.sim.server import serve_main
+    from specsweep.sim.serve import serve_main
 
     if getattr(args, "truth", None):
         output_file(args.truth, "--truth")
@@ -196,7 +194,7 @@ def _print_table(profile: str, scenario: str, rows: list[dict[str, Any]]) -> Non
 
 def _fit(args: argparse.Namespace) -> int:
     from specsweep.paths import output_file
-    from specsweep.sim.fit import fit_main
+    from specsweep.sim.fit_cli import fit_main
 
     output_file(args.output, "-o")
     return fit_main(args)

@@ -12,12 +12,14 @@ from typing import Any
 
 import numpy as np
 
-from specsweep.sim.fit import METRICS, Cell, rows_to_cells
+from specsweep.sim.observed import METRICS, ObservedCell, rows_to_cells
 from specsweep.sim.predict import conditioned_lengths, run_metrics, simulate
 from specsweep.sim.profile import Profile
 
 
-def predict_for_cell(profile: Profile, cell: Cell, *, replay: bool = True, seed: int = 0) -> dict[str, Any]:
+def predict_for_cell(
+    profile: Profile, cell: ObservedCell, *, replay: bool = True, seed: int = 0
+) -> dict[str, Any]:
     lengths = None
     if replay:
         lengths = conditioned_lengths(cell.scenario, cell.num_prompts, seed, cell.mean_in, cell.mean_out)

@@ -8,7 +8,7 @@ server's counters when the cell held one category).
 
 Model: per category c, a constant per-token acceptance rate a_c, S_i = a_c^i, so that
 E(k) = 1 + a + ... + a^k. With rows at several k, a_c minimises sum over rows (E_k(a) - L_row)^2
-(grid over [0, 0.999] refined by bisection-free golden steps); with one k it is exact (fit.const_rate_for).
+(grid over [0, 0.999] refined by bisection-free golden steps); with one k it is exact (observed.const_rate_for).
 """
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 
 The client model is sglang.bench_serving's: a fixed number of in-flight requests (closed loop) or an
 absolute arrival schedule (open loop, gamma inter-arrivals, burstiness 1 = Poisson) bounded by the
-concurrency limit. A request is sent the moment it is due and a slot is free; the engine sees it at the
-start of its next iteration, and every emission reaches the client at the end of its iteration (no
-network delay). Prompt/output lengths come from ``sample_lengths(scenario, n, seed)``.
+concurrency limit; the schedule is ``workload.arrivals.arrival_offsets`` with the run's seed, the
+one ``specsweep bench`` sends with the same seed. A request is sent the moment it is due and a slot is
+free; the engine sees it at the start of its next iteration, and every emission reaches the client at
+the end of its iteration (no network delay). Prompt/output lengths come from ``sample_lengths(scenario, n, seed)``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from specsweep.metrics_category import per_category
 from specsweep.records import RequestRecord
 from specsweep.sim.engine import Counters, Engine
 from specsweep.sim.profile import Profile
+from specsweep.workload.arrivals import arrival_offsets
 from specsweep.workload.datasets import FILE_DATASETS
 from specsweep.workload.lengths import length_bounds, sample_lengths
 from specsweep.workload.prompts import generate
@@ -80,16 +82,6 @@ def _rescale(xs: list[int], mean: float | None, lo: int, hi: int) -> list[int]:
     return [int(x) for x in np.clip(np.rint(arr), lo, hi)]
 
 
-def arrival_times(n: int, request_rate: float, burstiness: float, seed: int) -> list[float]:
-    """Absolute arrival times (s): all at 0 for an infinite rate, else cumulative gamma gaps."""
-    if math.isinf(request_rate):
-        return [0.0] * n
-    rng = np.random.default_rng(seed + 7919)
-    theta = 1.0 / (request_rate * burstiness)
-    gaps = rng.gamma(shape=burstiness, scale=theta, size=n)
-    return np.cumsum(gaps).tolist()
-
-
 def simulate(
     profile: Profile,
     scenario: Scenario,
@@ -119,7 +111,7 @@ def simulate(
     n = len(ins)
     eng = Engine(profile, seed=seed)
     closed = math.isinf(request_rate)
-    due = arrival_times(n, request_rate, burstiness, seed)
+    due = arrival_offsets(n, request_rate, burstiness, seed)  # the schedule `bench` sends
     slots = [0.0] * max(1, concurrency)  # times at which client slots became free (min-heap)
     heapq.heapify(slots)
     records: list[RequestRecord] = []

@@ -7,7 +7,10 @@ which the server turns into vLLM's JSON error body.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
+
+from specsweep.sim.settings import DEFAULT_COMPLETIONS_MAX_TOKENS, DEFAULT_GENERATE_MAX_NEW_TOKENS
 
 
 class BadRequest(Exception):
@@ -80,3 +83,73 @@ def temperature(v: Any, default: float) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
         raise BadRequest(400, f"temperature must be a number >= 0, got {v!r}", param="temperature")
     return float(v)
+
+
+@dataclass(frozen=True)
+class Generation:
+    """A generation request as its endpoint parsed it: what admission and the reply need."""
+
+    kind: str  # "cmpl" | "chat" | "gen"
+    prompt: str | list[int]
+    prompt_tokens: int
+    max_tokens: int | None  # None: as many as the context leaves
+    ignore_eos: bool
+    temperature: float
+    stream: bool
+    include_usage: bool = False  # OpenAI stream_options
+    continuous_usage: bool = False
+
+
+def openai_generation(body: dict[str, Any], chat: bool, count: Callable[[str], int]) -> Generation:
+    """/v1/completions (``chat`` False) and /v1/chat/completions, validated as vLLM validates them."""
+    prompt: str | list[int]
+    if chat:
+        prompt, ptoks = chat_prompt(body.get("messages"), count)
+        max_tokens = opt_int(
+            body.get("max_completion_tokens", body.get("max_tokens")), "max_completion_tokens"
+        )
+    else:
+        prompt, ptoks = parse_prompt(body.get("prompt"), "prompt", count)
+        max_tokens = opt_int(body.get("max_tokens", DEFAULT_COMPLETIONS_MAX_TOKENS), "max_tokens")
+    if max_tokens is not None and max_tokens < 1:
+        raise BadRequest(400, f"max_tokens must be at least 1, got {max_tokens}.", param="max_tokens")
+    stream = bool(body.get("stream", False))
+    so = body.get("stream_options") or {}
+    if not isinstance(so, dict):
+        raise BadRequest(400, "stream_options must be an object", param="stream_options")
+    if so and not stream:
+        raise BadRequest(
+            400, "Stream options can only be defined when `stream=True`.", param="stream_options"
+        )
+    temp = temperature(body.get("temperature"), 1.0)
+    n_choices = body.get("n", 1)
+    if n_choices not in (1, None):
+        raise BadRequest(400, f"n={n_choices!r}: the simulator serves one choice per request", param="n")
+    include_usage = bool(so.get("include_usage", False))
+    return Generation(
+        kind="chat" if chat else "cmpl", prompt=prompt, prompt_tokens=ptoks, max_tokens=max_tokens,
+        ignore_eos=bool(body.get("ignore_eos", False)), temperature=temp, stream=stream,
+        include_usage=include_usage,
+        # as vLLM's should_include_usage
+        continuous_usage=include_usage and bool(so.get("continuous_usage_stats", False)),
+    )  # fmt: skip
+
+
+def sglang_generation(body: dict[str, Any], count: Callable[[str], int]) -> Generation:
+    """SGLang's /generate: ``text`` or ``input_ids``, and ``sampling_params``."""
+    if body.get("input_ids") is not None:
+        prompt, ptoks = parse_prompt(body["input_ids"], "input_ids", count)
+    else:
+        prompt, ptoks = parse_prompt(body.get("text"), "text", count)
+    sp = body.get("sampling_params") or {}
+    if not isinstance(sp, dict):
+        raise BadRequest(400, "sampling_params must be an object", param="sampling_params")
+    max_new = opt_int(sp.get("max_new_tokens", DEFAULT_GENERATE_MAX_NEW_TOKENS), "max_new_tokens")
+    if max_new is not None and max_new < 1:
+        raise BadRequest(400, f"max_new_tokens must be at least 1, got {max_new}", param="max_new_tokens")
+    stream = bool(body.get("stream", False))
+    return Generation(
+        kind="gen", prompt=prompt, prompt_tokens=ptoks, max_tokens=max_new,
+        ignore_eos=bool(sp.get("ignore_eos", False)), temperature=temperature(sp.get("temperature"), 1.0),
+        stream=stream,
+    )  # fmt: skip

@@ -22,7 +22,8 @@ from pathlib import Path
 from specsweep.errors import UsageError
 from specsweep.sim.faults import FAULT_KEYS, Faults, parse_faults
 from specsweep.sim.profile import Profile, list_profiles, load_profile
-from specsweep.sim.server import DEFAULT_MAX_MODEL_LEN, ServerHandle, start_server
+from specsweep.sim.server import ServerHandle, start_server
+from specsweep.sim.settings import DEFAULT_MAX_MODEL_LEN
 
 CRASH_EXIT_CODE = 70  # exit status of a simulated crash (crash_after fault)
 ENGINE_FAILED_EXIT_CODE = 3  # the engine itself failed (a bug): traceback on stderr
@@ -136,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 class SubprocessServer:
-    """A sim server in a child process (``python -m specsweep.sim.server``), for tests and launchers.
+    """A sim server in a child process (``python -m specsweep.sim.serve``), for tests and launchers.
 
     Use as a context manager; ``.port`` / ``.url`` are known once the child printed its listening line.
     """

@@ -1,4 +1,4 @@
-"""Bodies of the simulated server's probes and non-stream replies, shaped like vLLM's and SGLang's.
+"""Bodies of the simulated server's replies (probes, errors, non-stream results), as vLLM and SGLang send.
 
 Pure functions of the server's state; each names the engine source its shape follows (recorded examples
 in tests/sim/fixtures/).
