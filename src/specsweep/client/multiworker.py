@@ -363,7 +363,7 @@ async def run_multiworker_async(
     ``use_ray`` (default: when ``ray_address`` is given or Ray is already initialised in this
     process) makes the workers Ray actors; otherwise they are local processes.
     """
-    from specsweep.client import probes
+    from specsweep.client import server_info
     from specsweep.client.runner import make_session, resolve_model
     from specsweep.workload.tokenizer import load_tokenizer
 
@@ -381,7 +381,7 @@ async def run_multiworker_async(
     try:
         async with make_session(cfg.base_url) as session:
             model = await resolve_model(session, cfg)
-            srv = ServerSide(version=await probes.server_version(session, base))
+            srv = ServerSide(version=await server_info.server_version(session, base))
             for s in shares:
                 handles.append(RayWorker(s.worker) if use_ray else ProcessWorker(s.worker))
             await asyncio.gather(
@@ -392,7 +392,7 @@ async def run_multiworker_async(
             )
             if cfg.warmup_requests > 0:
                 await asyncio.sleep(cfg.warmup_sleep_s)
-            srv.spec_before = await probes.scrape_spec(session, base) if cfg.scrape_metrics else None
+            srv.spec_before = await server_info.scrape_spec(session, base) if cfg.scrape_metrics else None
             clocks = [_Clock(best_sample(sm), samples=sm) for sm in map(measure_clock, handles)]
             start = _now() + int(START_LEAD_S * 1e9)
             runs: list[WorkerRun] = await asyncio.gather(
@@ -406,8 +406,8 @@ async def run_multiworker_async(
                 c.after = best_sample(sm)
                 c.samples += sm
             if cfg.scrape_metrics:
-                srv.spec_after = await probes.scrape_spec(session, base)
-                srv.accept_length = await probes.server_accept_length(session, base)
+                srv.spec_after = await server_info.scrape_spec(session, base)
+                srv.accept_length = await server_info.server_accept_length(session, base)
     finally:
         for h in handles:
             with contextlib.suppress(Exception):

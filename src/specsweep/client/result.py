@@ -15,7 +15,7 @@ from typing import Any
 
 from specsweep import __version__, acceptance
 from specsweep.bench_types import BenchConfig, BenchOutcome
-from specsweep.client import probes
+from specsweep.client import server_info
 from specsweep.client.selfcheck import ClientLoad, StampBounds, judge
 from specsweep.metrics import compute_metrics
 from specsweep.metrics_category import per_category
@@ -111,7 +111,7 @@ def build_outcome(
         first = next((r.error for r in records if r.error), "")
         log.warning("every request failed (%s): %s", metrics["errors_by_kind"], first)
     result = result_line(cfg, model, tokenizer, server.version, metrics)
-    result.update(probes.spec_delta(server.spec_before, server.spec_after))
+    result.update(server_info.spec_delta(server.spec_before, server.spec_after))
     result.update(acceptance.fill(result))  # one definition for every engine (specsweep.acceptance)
     result["server_accept_length"] = server.accept_length
     result["per_category"] = per_category(records, result.get("accept_length"))

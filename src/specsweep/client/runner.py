@@ -26,7 +26,7 @@ import aiohttp
 import orjson
 
 from specsweep.bench_types import BenchConfig, BenchOutcome
-from specsweep.client import probes
+from specsweep.client import server_info
 from specsweep.client.dialects import ChunkError, Dialect, StreamState, get_dialect, requested_max_tokens
 from specsweep.client.result import ServerSide, WorkerRun, build_outcome
 from specsweep.client.selfcheck import StampBounds, measuring
@@ -319,7 +319,7 @@ async def drive(
 async def resolve_model(session: aiohttp.ClientSession, cfg: BenchConfig) -> str | None:
     if cfg.model:
         return cfg.model
-    model = await probes.first_model(session, cfg.base_url.rstrip("/"))
+    model = await server_info.first_model(session, cfg.base_url.rstrip("/"))
     if model is None and not get_dialect(cfg.backend).native:
         raise BenchError(
             f"cannot list models at {cfg.base_url}/v1/models (server unreachable or not OpenAI-"
@@ -367,7 +367,7 @@ async def run_bench_async(cfg: BenchConfig, on_request: Callable[[], None] | Non
         model = await resolve_model(session, cfg)
         runner = Runner(cfg, session, tok, model)
         try:
-            srv = ServerSide(version=await probes.server_version(session, base))
+            srv = ServerSide(version=await server_info.server_version(session, base))
             warm: list[RequestRecord] = []
             if cfg.warmup_requests > 0:
                 warm, _ = await drive(
@@ -376,12 +376,12 @@ async def run_bench_async(cfg: BenchConfig, on_request: Callable[[], None] | Non
                 await asyncio.sleep(cfg.warmup_sleep_s)
             if cfg.max_concurrency:
                 await prewarm(session, base, min(cfg.max_concurrency, len(specs)))
-            srv.spec_before = await probes.scrape_spec(session, base) if cfg.scrape_metrics else None
+            srv.spec_before = await server_info.scrape_spec(session, base) if cfg.scrape_metrics else None
             runner.on_request = on_request  # measured requests only, not warmup
             run = await measure_run(runner, specs, offsets, cfg.max_concurrency, warm)
             if cfg.scrape_metrics:
-                srv.spec_after = await probes.scrape_spec(session, base)
-                srv.accept_length = await probes.server_accept_length(session, base)
+                srv.spec_after = await server_info.scrape_spec(session, base)
+                srv.accept_length = await server_info.server_accept_length(session, base)
         finally:
             await runner.close()
     return build_outcome(cfg, model, tok.name, srv, [run])

@@ -22,7 +22,7 @@ from typing import IO, Any
 from specsweep import redact
 from specsweep.config import ServerConfig
 from specsweep.errors import ServerError
-from specsweep.servers import probe, reap, spawn
+from specsweep.servers import readiness, reap, spawn
 from specsweep.servers.argv import base_url, build_argv, build_env, version_argv
 from specsweep.servers.logpump import LogPump
 
@@ -140,7 +140,7 @@ class ManagedServer:
             self.stop()
             raise
         if self.version is None:
-            self.version = probe.server_version(self.base_url) or self._version_from_command()
+            self.version = readiness.server_version(self.base_url) or self._version_from_command()
         self.launches[-1]["ready_at"] = now_iso()
 
     def _wait_ready(self) -> None:
@@ -154,14 +154,14 @@ class ManagedServer:
             if time.monotonic() > deadline:
                 raise self._error(f"not ready after {self.ready_timeout_s:g} s (waiting for {stage}: {last})")
             if stage == "health":
-                if probe.health_ok(self.base_url, spec.health_path):
+                if readiness.health_ok(self.base_url, spec.health_path):
                     stage = "models"
                 else:
                     last = f"{spec.health_path} not 200 yet"
             if stage == "models":
                 try:
-                    models = probe.list_models(self.base_url)
-                except probe.ProbeError as e:
+                    models = readiness.list_models(self.base_url)
+                except readiness.ProbeError as e:
                     last = str(e)
                     models = []
                 if spec.served_model and models and spec.served_model not in models:
@@ -176,7 +176,7 @@ class ManagedServer:
                     return
                 # a hung probe must not outlive ready_timeout_s (the deadline is checked between probes)
                 left = max(1.0, min(60.0, deadline - time.monotonic()))
-                why = probe.short_generation(self.base_url, self.model_id or "", timeout=left)
+                why = readiness.short_generation(self.base_url, self.model_id or "", timeout=left)
                 if why is None:
                     return
                 last = why

@@ -1,4 +1,4 @@
-"""Small synchronous HTTP probes for readiness and versions (stdlib only; short timeouts)."""
+"""Readiness and version checks over small synchronous HTTP requests (stdlib only; short timeouts)."""
 
 from __future__ import annotations
 

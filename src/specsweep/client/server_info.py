@@ -1,4 +1,4 @@
-"""Server probes: Prometheus spec-decode counters, /server_info, /v1/models, /version.
+"""What the client asks a server about itself: spec-decode counters, /server_info, /v1/models, /version.
 
 Counters are summed over label sets, ``_created`` samples skipped, and matched by suffix after any
 prefix (``vllm:``, ``sglang:``, ``llamacpp:``...). Acceptance comes from deltas across the measured
