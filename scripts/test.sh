@@ -11,4 +11,5 @@ fi
 bash scripts/setup_engines.sh
 # The peer client the lean cross-validation test runs (sglang.bench_serving, standalone, own venv).
 bash scripts/setup_peers.sh sglang
-pytest "$@"
+# The whole suite: -m "" lifts pyproject's quick-tier filter (-m 'not slow'); extra args pass through.
+pytest -m "" "$@"

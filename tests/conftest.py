@@ -30,3 +30,11 @@ os.environ.setdefault("PYTHONUNBUFFERED", "1")
 # from it get the default disposition, as under a terminal.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests that need a real engine or a browser are slow too: plain ``pytest`` (the quick tier,
+    ``-m "not slow"`` in pyproject.toml) leaves them out; ``scripts/test.sh`` runs everything."""
+    for item in items:
+        if item.get_closest_marker("engine") or item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.slow)

@@ -8,6 +8,8 @@ import sys
 import orjson
 import pytest
 
+pytestmark = pytest.mark.slow
+
 CMD = [sys.executable, "-m", "specsweep"]
 # The toy profile's steps take ~1.4 ms of engine time; run the server 4x slower than real time so
 # scheduler jitter on a loaded 2-core machine stays small against a step, and scale back.

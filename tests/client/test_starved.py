@@ -18,10 +18,13 @@ from specsweep.client.selfcheck import MAX_CPU_WAIT_P99_MS
 
 from .scripted_server import ProcessServer, Script
 
-pytestmark = pytest.mark.skipif(
-    kstamp.SO_TIMESTAMPNS is None or not hasattr(os, "sched_setaffinity"),
-    reason="kernel receive stamps and CPU pinning are Linux-only",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        kstamp.SO_TIMESTAMPNS is None or not hasattr(os, "sched_setaffinity"),
+        reason="kernel receive stamps and CPU pinning are Linux-only",
+    ),
+    pytest.mark.slow,
+]
 MS = 1_000_000
 SCRIPT = Script(ttft_s=0.03, gaps_s=[0.02] * 10, tokens=[1] * 11)
 

@@ -21,7 +21,7 @@ from specsweep.store import RunDir
 
 from .harness import check_invariants, experiment, resume, run, sim_server
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
 
 
 def _leftover_tmp(run_dir: Path) -> list[Path]:

@@ -24,7 +24,7 @@ import pytest
 
 from .harness import Result, check_invariants, experiment, record_errors, run, sim_server, staged_server
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
 FINISHED = {"ok", "invalid"}
 
 

@@ -26,7 +26,7 @@ from .harness import (
     start,
 )
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
 
 # Every measured request stalls 0.4 s: cells take ~2 s, ~1 s and ~0.5 s (concurrency 1, 2, 4).
 SLOW = "stall_after_tokens=2,stall_s=0.4"

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from specsweep.errors import ConfigError
 from specsweep.loader import load_experiment
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 BASES = sorted(p.name for p in EXAMPLES.glob("*.yaml"))
 N_TREE = 300

@@ -23,7 +23,7 @@ from specsweep.importers import ImportOptions, import_results
 from specsweep.importers.common import LATENCY_KEYS
 from specsweep.store import RunDir
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 N_JSON = 300
 N_BYTES = 300
 

@@ -22,6 +22,8 @@ from specsweep.client.dialects import ChunkError, StreamState, get_dialect
 from specsweep.client.sse import SSEDecoder
 from specsweep.workload.tokenizer import BuiltinTokenizer
 
+pytestmark = pytest.mark.slow
+
 FIXTURES = Path(__file__).resolve().parents[1] / "sim" / "fixtures"
 STREAMS = {
     "sglang_generate_spec.sse": "sglang",

@@ -8,12 +8,16 @@ import signal
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from specsweep.bench import BenchConfig, BenchOutcome
 from specsweep.orchestrate import FAILURE_KINDS, create_run_dir, execute
 from specsweep.records import RequestRecord
 
 from .helpers import fake_argv
 from .test_grid import Events, make_plan, no_children_left
+
+pytestmark = pytest.mark.slow
 
 
 def test_failure_kinds_of_a_grid(tmp_path: Path) -> None:

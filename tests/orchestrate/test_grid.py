@@ -21,6 +21,8 @@ from specsweep.store import RunDir, log_file_name
 
 from .helpers import FAKE, descendants, fake_argv, pid_alive
 
+pytestmark = pytest.mark.slow
+
 
 def make_plan(*, repeats: int = 1, fail_second: bool = False, **over: Any) -> Plan:
     second = fake_argv("--fail-start") if fail_second else fake_argv()

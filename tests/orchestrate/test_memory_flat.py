@@ -8,12 +8,16 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from specsweep.bench import BenchConfig, BenchOutcome
 from specsweep.orchestrate import create_run_dir, execute
 from specsweep.records import RequestRecord
 
 from .helpers import fake_argv
 from .test_grid import make_plan
+
+pytestmark = pytest.mark.slow
 
 
 class Blob(dict):  # type: ignore[type-arg]

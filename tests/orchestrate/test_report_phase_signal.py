@@ -13,7 +13,7 @@ import yaml
 
 from specsweep.store import RunDir
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
 # Runs `specsweep run` through cli.main, with write_report wrapped to SIGTERM this process right
 # after report.md is written (deterministic: the signal lands between the two reports).

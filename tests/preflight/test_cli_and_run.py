@@ -15,6 +15,8 @@ from specsweep.cli import main
 from specsweep.preflight.warmup import first_requests_probe
 from specsweep.records import RequestRecord
 
+pytestmark = pytest.mark.slow
+
 SIM = {"name": "sim", "kind": "sim", "profile": "toy", "method": "dspark", "params": {"spec_tokens": 3},
        "time_scale": 50.0}  # fmt: skip
 

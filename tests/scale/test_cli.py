@@ -5,11 +5,14 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
 from specsweep.config import plan_experiment
 from specsweep.loader import parse_experiment
 from specsweep.orchestrate import create_run_dir, execute
+
+pytestmark = pytest.mark.slow
 
 
 def test_executor_ray_without_ray_names_the_extra(tmp_path: Path, specsweep_cmd: list[str]) -> None:

@@ -28,6 +28,8 @@ from specsweep.workload.scenarios import Scenario
 
 from .conftest import CHUNKS, GAP_MS
 
+pytestmark = pytest.mark.slow
+
 
 # ---- pure parts --------------------------------------------------------------------------------
 @given(

@@ -23,6 +23,8 @@ from specsweep.store import RunDir, log_file_name
 
 from ..orchestrate.helpers import descendants, pid_alive, wait_gone
 
+pytestmark = pytest.mark.slow
+
 ray = pytest.importorskip("ray")
 
 

@@ -26,7 +26,7 @@ from specsweep.store import RunDir
 
 from ..faults.harness import TAG_VAR, assert_no_process_left, experiment, staged_server
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
 
 SECRETS = {
     "OPENAI_API_KEY": "sk-SENTINEL-openai-7f3a",

@@ -15,7 +15,7 @@ from specsweep.cli import main
 
 from .test_inputs_rundir import _row
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]
 READ_ONLY = Path("/proc/specsweep-no-such-dir")  # /proc takes no new files, even from root
 needs_proc = pytest.mark.skipif(not Path("/proc/self").exists(), reason="needs Linux /proc")
 

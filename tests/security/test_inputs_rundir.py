@@ -13,6 +13,8 @@ from specsweep.cli import main
 from specsweep.records import RequestRecord
 from specsweep.store import RunDir
 
+pytestmark = pytest.mark.slow
+
 LEVELS = [1, 2, 4, 8, 16, 32]
 CONFIGS = [("DSpark(st=3)", {"spec_tokens": 3}), ("DSpark(st=5)", {"spec_tokens": 5})]
 

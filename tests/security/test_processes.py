@@ -31,7 +31,7 @@ from ..faults.harness import (
     tagged_pids,
 )
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
 
 
 def _wait_for_launch(results: Path, timeout_s: float = 60.0) -> RunDir:

@@ -29,7 +29,7 @@ from specsweep.store import RunDir
 
 from ..faults.harness import TAG_VAR, assert_no_process_left, kill_tagged
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
 
 HOSTILE = str(Path(__file__).with_name("hostile_server.py"))
 RUNNER_ENV = {  # specsweep's own environment

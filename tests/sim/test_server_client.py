@@ -12,6 +12,8 @@ from specsweep.bench import BenchConfig, run_bench
 from specsweep.sim.serve import SubprocessServer
 from specsweep.workload.scenarios import Scenario
 
+pytestmark = pytest.mark.slow
+
 SC = Scenario(name="t", input_len=24, output_len=40, range_ratio=1.0)
 
 

@@ -17,6 +17,8 @@ from types import ModuleType
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "cross_validate.py"
 
 
