@@ -45,7 +45,6 @@ class HtmlPage:
     def __init__(self, view: ReportView, lang: str) -> None:
         self.view = view
         self.lang = i18n.check_lang(lang)
-        self.configs = {c.label: c for c in view.configs}
         self.toc: list[tuple[str, str]] = []
 
     def shared_label(self, key: str, **args: object) -> str:
