@@ -1,7 +1,7 @@
 """Markdown and HTML name the same winner in every cell: the decision is the view model's
 (``ReportView.winner_name``), worded once (``report.display``). Three configs with the top two tied
 (Markdown named the even leaders, HTML said only "tie"), and a level only one config measured (no
-verdict: Markdown said "-", HTML said "tie")."""
+verdict: Markdown said "-", HTML said "tie" and counted it among the ties)."""
 
 from __future__ import annotations
 
@@ -76,3 +76,5 @@ def test_markdown_and_html_name_the_same_winner(view: ReportView, lang: str) -> 
     assert md[1] == md[8] == f"{tie} (st=3, st=4)"
     assert md[16] == "-"  # one config measured: no verdict, not a tie
     assert page.count('class="winner tie"') == 2  # the class follows the same decision
+    ties = {"en": "Ties", "zh": "持平"}[lang]  # the win counts: c=16 is no tie either
+    assert re.search(rf'<td>{ties}</td><td class="num" data-sort="2">2</td>', page), "ties counted: not 2"

@@ -214,7 +214,7 @@ def win_counts(page: HtmlPage) -> str:
         n += 1
         if w.winner is not None:
             counts[w.winner] = counts.get(w.winner, 0) + 1
-        elif w.leader is not None:
+        elif v.winner_name(w).kind == "tie":  # a row without a verdict is no tie (the table's "-")
             ties += 1
     if not n:
         return ""
