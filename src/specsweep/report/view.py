@@ -2,7 +2,9 @@
 
 Renderers (Markdown, JSON, terminal table, HTML + plots) read this and nothing else. It is
 language-neutral: every sentence is a :class:`Msg` (an i18n key plus arguments); the strings of both
-languages live in :mod:`specsweep.report.i18n` (``i18n.text(msg, lang)``, ``i18n.label(key, lang)``).
+languages are rendered by :mod:`specsweep.report.i18n` (``i18n.text(msg, lang)``, ``i18n.label(key, lang)``).
+What a table shows for a config, a winner or a concurrency band is decided here too (``short``,
+``config_name``, ``winner_name``, :func:`band_range`), so Markdown, HTML and plots cannot disagree.
 
 One model serves both report kinds:
 
