@@ -10,6 +10,10 @@ JSON object, lacks a label / scenario / concurrency level / repeat, or a records
 read is left out, logged as a warning and listed in ``Dataset.skipped`` (the report shows the list).
 Values that are not finite numbers (``NaN``, ``Infinity``, ``1e999``: not JSON, so they used to drop
 the whole line silently) keep their line; the value becomes missing (None) and is listed.
+
+Manifests come in several layouts (our runs, imports, simulated runs, older writers); what a report
+shows of them is normalised here once: :class:`RunInfo` per run dir, and per config its server's
+backend, model, version and argv (:class:`ConfigMeta`). ``Dataset.manifests`` keeps the raw dicts.
 """
 
 from __future__ import annotations
@@ -38,8 +42,80 @@ class ConfigMeta:
     params: dict[str, Any]
     server: str | None
     run_dirs: list[str] = field(default_factory=list)
-    server_info: dict[str, Any] = field(default_factory=dict)
+    server_info: dict[str, Any] = field(default_factory=dict)  # the manifest's record, as written
     order: int = 0  # first appearance
+    # from server_info, its keys' aliases resolved (see _server_facts)
+    backend: str | None = field(init=False)
+    model: str | None = field(init=False)
+    version: str | None = field(init=False)
+    argv: list[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.backend, self.model, self.version, self.argv = _server_facts(self.server_info)
+
+
+def _server_facts(si: dict[str, Any]) -> tuple[str | None, str | None, str | None, list[str]]:
+    """(backend, model, version, argv) of a server record: ``backend`` | ``launcher`` | ``kind``,
+    ``model`` | ``model_id``, ``versions`` | ``version`` (first one set wins); argv only as a list."""
+    backend = si.get("backend") or si.get("launcher") or si.get("kind")
+    model = si.get("model") or si.get("model_id")
+    version = si.get("versions") or si.get("version")
+    argv = si.get("argv") if isinstance(si.get("argv"), list) else []
+    return (str(backend) if backend else None, str(model) if model else None,
+            str(version) if version else None, [str(a) for a in argv or []])  # fmt: skip
+
+
+def finite_number(x: Any) -> float | None:
+    """``x`` as a float when it is a finite number (not a bool), else None."""
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One run dir's manifest as the report reads it, whichever layout wrote it.
+
+    ``client`` is the load generator as a command (``sglang.bench_serving --backend vllm``; our own
+    client when none is named); the client record is the manifest's ``client`` or its resolved
+    ``config.client``. ``simulated``: marked simulated, sourced from the simulator, or time-scaled.
+    ``time_scale`` is the recorded one (top level, else ``sim.time_scale``) as a number, None if it is
+    not one; ``time_scale_recorded`` says whether any was recorded at all.
+    """
+
+    path: str
+    experiment: Any = None  # the experiment's name (an ``experiment`` dict's ``name``, or the value)
+    source: str = "run"  # "run" | "import" | "sim"
+    tool_version: Any = None
+    client: str = "specsweep bench"
+    warmup: int | None = None  # warmup requests
+    ignore_eos: bool | None = None
+    dataset: Any = None
+    simulated: bool = False
+    time_scale: float | None = None
+    time_scale_recorded: bool = False
+    preflight: list[dict[str, Any]] = field(default_factory=list)  # the checks, as recorded
+
+
+def run_info(path: str, m: dict[str, Any]) -> RunInfo:
+    """Normalise one manifest (see :class:`RunInfo`)."""
+    e = m.get("experiment")
+    cfg = m.get("config") if isinstance(m.get("config"), dict) else {}
+    assert isinstance(cfg, dict)
+    cl = m.get("client") if isinstance(m.get("client"), dict) else cfg.get("client")
+    cl = cl if isinstance(cl, dict) else {}
+    tool = cl.get("tool") or "specsweep bench"
+    be = cl.get("backend")
+    w = cl.get("warmup", cl.get("warmup_requests"))
+    sim = m.get("sim")
+    ts = m.get("time_scale") or sim.get("time_scale") if isinstance(sim, dict) else m.get("time_scale")
+    return RunInfo(
+        path=path, experiment=e.get("name") if isinstance(e, dict) else e, source=m.get("source") or "run",
+        tool_version=m.get("tool_version"), client=f"{tool} --backend {be}" if isinstance(be, str) and be else tool,
+        warmup=w if isinstance(w, int) and not isinstance(w, bool) else None,
+        ignore_eos=bool(cl["ignore_eos"]) if cl.get("ignore_eos") is not None else None, dataset=cl.get("dataset"),
+        simulated=bool(m.get("simulated") or ts is not None or m.get("source") == "sim"),
+        time_scale=finite_number(ts) if ts is not None else None, time_scale_recorded=ts is not None,
+        preflight=[c for c in m.get("preflight") or [] if isinstance(c, dict)],
+    )  # fmt: skip
 
 
 @dataclass
@@ -73,6 +149,7 @@ class Dataset:
     cells: dict[Key, CellData]
     scenario_defs: dict[str, Scenario] = field(default_factory=dict)  # user scenarios from the manifests
     skipped: list[str] = field(default_factory=list)  # "file:line: what was left out and why"
+    runs: list[RunInfo] = field(default_factory=list)  # per run dir, its manifest normalised
 
     def scenarios(self) -> list[str]:
         return sorted({k[1] for k in self.cells})
@@ -178,7 +255,8 @@ def load(paths: Sequence[str | Path], *, with_records: bool = True) -> Dataset:
     if not cells:
         why = f" ({len(skipped)} line(s) or file(s) skipped: {skipped[0]})" if skipped else ""
         raise DataError("no results in the run directories" + why, file=", ".join(str(p) for p in paths))
-    return Dataset(list(rds), manifests, configs, cells, _scenario_defs(manifests), skipped)
+    runs = [run_info(str(rd.path), m) for rd, m in zip(rds, manifests, strict=True)]
+    return Dataset(list(rds), manifests, configs, cells, _scenario_defs(manifests), skipped, runs)
 
 
 def _add_row(

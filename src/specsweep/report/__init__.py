@@ -30,16 +30,9 @@ def render(view: ReportView, fmt: str = "md", lang: str = "en") -> str:
     if fmt == "json":
         return json_with_texts(view, lang) + "\n"
     if fmt == "html":
-        try:
-            from specsweep.report.html import render_html  # written alongside the plots
-        except ImportError as e:
-            if isinstance(e, ModuleNotFoundError) and e.name and "specsweep.report.html" in e.name:
-                raise UsageError(
-                    "--format html: the HTML renderer (specsweep.report.html.render_html) is not in this "
-                    "build yet; use --format md, json or table"
-                ) from e
-            raise
-        return str(render_html(view, lang))
+        from specsweep.report.html import render_html
+
+        return render_html(view, lang)
     if fmt == "table":
         from specsweep.report.table import table_text
 

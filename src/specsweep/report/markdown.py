@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from specsweep.report import i18n
+from specsweep.report.display import value_text, winner_text
 from specsweep.report.domains_render import domains_markdown
 from specsweep.report.i18n import fmt_num, fmt_pct, label, text
 from specsweep.report.verdict_notes import picked_configs, rests_on
-from specsweep.report.view import Cell, EngineFlags, Msg, ReportView, Verdict
+from specsweep.report.view import EngineFlags, Msg, ReportView, band_range
 
 
 def _row(cells: list[str]) -> str:
@@ -18,46 +19,6 @@ def _row(cells: list[str]) -> str:
 def _table(head: list[str], rows: list[list[str]], left: int = 1) -> list[str]:
     align = ["---" if i < left else "---:" for i in range(len(head))]
     return [_row(head), "|" + "|".join(align) + "|", *(_row(r) for r in rows)]
-
-
-def _short(view: ReportView, lab: str | None) -> str:
-    for c in view.configs:
-        if c.label == lab:
-            return c.short
-    return lab or ""
-
-
-def _config_cell(view: ReportView, cell: Cell) -> str:
-    if view.kind == "compare":
-        return cell.picked or cell.config
-    if view.varied_param:
-        for c in view.configs:
-            if c.label == cell.config and view.varied_param in c.params:
-                return str(c.params[view.varied_param])
-    return _short(view, cell.config)
-
-
-def _value(view: ReportView, cell: Cell, key: str, lang: str) -> str:
-    if cell.status != "ok":
-        return label(f"value.{cell.status}", lang)
-    v = cell.values.get(key)
-    dec = next((m.decimals for m in view.metrics if m.key == key), 2)
-    return fmt_num(v, dec, lang)
-
-
-def _winner_name(
-    view: ReportView, v: Verdict | None, winner: str | None, lang: str, scenario: str, c: int
-) -> str:
-    if v is None:
-        return label("value.none", lang)
-    if winner is None:
-        if len(view.configs) > 2:  # name the leaders that are even, not the whole field
-            return f"{label('verdict.tie', lang)} ({_short(view, v.a)}, {_short(view, v.b)})"
-        return label("verdict.tie", lang)
-    if view.kind == "compare":
-        cell = view.cell(scenario, c, winner)
-        return cell.picked if cell and cell.picked else winner
-    return _short(view, winner)
 
 
 def provenance(view: ReportView, lang: str) -> list[str]:
@@ -141,8 +102,8 @@ def core_table(view: ReportView, lang: str) -> list[str]:
                 [
                     s,
                     str(c),
-                    _config_cell(view, cell),
-                    *(_value(view, cell, k, lang) for k in view.core_columns),
+                    view.config_name(cell),
+                    *(value_text(view, cell, k, lang) for k in view.core_columns),
                 ]
             )
     return _table(head, rows, left=1)
@@ -168,7 +129,7 @@ def winner_table(view: ReportView, lang: str) -> list[str]:
         row = [
             w.scenario,
             str(w.concurrency),
-            _winner_name(view, w.verdict, w.winner, lang, w.scenario, w.concurrency),
+            winner_text(view, w, lang),
             *vals,
             fmt_pct(w.gain, 2, lang),
         ]
@@ -183,14 +144,6 @@ def _winner_value(view: ReportView, s: str, c: int, config: str, v: float | None
     return label(f"value.{cell.status if cell is not None and cell.status != 'ok' else 'missing'}", lang)
 
 
-def _band_range(c_low: int, c_high: int | None) -> str:
-    if c_high is None:
-        return f"c ≥ {c_low}"
-    if c_low == c_high:
-        return f"c = {c_low}"
-    return f"{c_low} ≤ c ≤ {c_high}"
-
-
 def recommendation_table(view: ReportView, lang: str) -> list[str]:
     head = [
         label(k, lang)
@@ -202,13 +155,13 @@ def recommendation_table(view: ReportView, lang: str) -> list[str]:
             label(f"class.{r.workload_class or 'all'}", lang)
             + " / "
             + label(f"band.{r.band}", lang)
-            + f" ({_band_range(r.c_low, r.c_high)})"
+            + f" ({band_range(r.c_low, r.c_high)})"
         )
         if r.config is None:
-            rec = " / ".join(f"`{_short(view, a)}`" for a in r.alternatives) + " " + label("value.any", lang)
+            rec = " / ".join(f"`{view.short(a)}`" for a in r.alternatives) + " " + label("value.any", lang)
             gain = label("value.none", lang)
         else:
-            rec = f"**{_short(view, r.config)}**"
+            rec = f"**{view.short(r.config)}**"
             gain = f"{fmt_pct(r.expected_gain, 1, lang)} [{fmt_pct(r.ci_low, 1, lang)}, {fmt_pct(r.ci_high, 1, lang)}]"
         conf = f"{label(f'confidence.{r.confidence}', lang)} ({label(rests_on(r.basis), lang)})"
         rows.append([wl, rec, gain, conf, text(r.note, lang)])
@@ -269,7 +222,7 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
         rows = [
             [
                 L(f"class.{cb.workload_class}") + f" ({', '.join(cb.scenarios)})",
-                f"**{_short(view, cb.config)}**" if cb.config else L("value.any"),
+                f"**{view.short(cb.config)}**" if cb.config else L("value.any"),
                 text(cb.reason, lang),
             ]
             for cb in view.class_best
@@ -283,8 +236,8 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
             out += [f"**{g.scenario}**", ""]
             head = [
                 L("col.concurrency"),
-                L("col.value_of", config=_short(view, g.a), metric=metric),
-                L("col.value_of", config=_short(view, g.b), metric=metric),
+                L("col.value_of", config=view.short(g.a), metric=metric),
+                L("col.value_of", config=view.short(g.b), metric=metric),
                 L("col.gap"),
             ]
             rows = [
@@ -368,8 +321,8 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
         rows = [
             [
                 s.scope,
-                _band_range(s.c_low, s.c_high),
-                f"`{_short(view, s.config)}`" if s.config else L("verdict.tie"),
+                band_range(s.c_low, s.c_high),
+                f"`{view.short(s.config)}`" if s.config else L("verdict.tie"),
             ]
             for s in view.schedule
         ]

@@ -284,13 +284,14 @@ def _point_title(
     return text
 
 
-def _winmap_cell(row: WinnerRow) -> tuple[str, str]:
-    """(state, text): state is a config label, "tie" or "missing"; text is the in-cell annotation."""
-    present = [v for v in row.values.values() if v is not None]
-    if len(present) < 2 or row.leader is None:
+def _winmap_cell(view: ReportView, row: WinnerRow) -> tuple[str, str]:
+    """(state, text): state is a config label, "tie" or "missing" (the view's decision,
+    :meth:`ReportView.winner_name`: no verdict is not comparable); text is the in-cell annotation."""
+    who = view.winner_name(row)
+    if who.kind == "none" or row.leader is None:
         return "missing", "n/a"
     gain = f"+{row.gain * 100:.1f}%" if row.gain is not None and math.isfinite(row.gain) else ""
-    if row.winner is None:
+    if who.kind == "tie" or row.winner is None:
         return "tie", f"=\n{gain}" if gain else "="
     return row.winner, gain
 
@@ -310,7 +311,6 @@ def winmap_figure(view: ReportView, lang: str = "en") -> Figure:
     scenarios = [s for s in view.scenarios if any(k[0] == s for k in rows)] or list(view.scenarios)
     levels = sorted({k[1] for k in rows}) or sorted(view.concurrencies)
     colors = config_colors(view)
-    short = {c.label: c.short for c in view.configs}
     names = [ellipsize(s, 24) for s in scenarios]
     left = 0.25 + 0.068 * max((len(x) for x in names), default=4)
     width, height = max(4.5, 0.8 * len(levels) + left + 0.3), 0.42 * len(scenarios) + 1.25
@@ -333,7 +333,7 @@ def winmap_figure(view: ReportView, lang: str = "en") -> Figure:
             row = rows.get((scen, level))
             if row is None:
                 continue  # level not measured for this scenario: leave blank
-            state, note = _winmap_cell(row)
+            state, note = _winmap_cell(view, row)
             if state == "missing":
                 face, hatch, text_color = MISSING_COLOR, "///", "#555555"
             elif state == "tie":
@@ -341,10 +341,7 @@ def winmap_figure(view: ReportView, lang: str = "en") -> Figure:
             else:
                 face, hatch = colors.get(state, "#888888"), None
                 text_color = "#000000" if _luminance(face) > 0.5 else "#FFFFFF"
-                name = short.get(state, state)
-                if view.kind == "compare":  # the method's config that won this cell, as in the table
-                    cell = view.cell(scen, level, state)
-                    name = cell.picked if cell and cell.picked else name
+                name = view.winner_name(row).names[0]  # as the winner table names it
                 note = f"{ellipsize(name, 14)}\n{note}"
             rect = Rectangle(
                 (j + 0.04, i + 0.06), 0.92, 0.88, facecolor=face, edgecolor="#999999", linewidth=0.5
@@ -455,13 +452,13 @@ def _winmap_gid_titles(view: ReportView, titles: Mapping[tuple[str, int], str] |
     for i, s in enumerate(scenarios):
         for j, c in enumerate(levels):
             if (s, c) in rows:
-                text = (titles or {}).get((s, c)) or _default_title(rows[(s, c)])
+                text = (titles or {}).get((s, c)) or _default_title(view, rows[(s, c)])
                 out[winmap_gid(i, j)] = text
     return out
 
 
-def _default_title(row: WinnerRow) -> str:
-    state, _ = _winmap_cell(row)
+def _default_title(view: ReportView, row: WinnerRow) -> str:
+    state, _ = _winmap_cell(view, row)
     gain = i18n.fmt_pct(row.gain)
     return f"{row.scenario} c={row.concurrency}: {state} ({row.leader} {gain})"
 

@@ -7,8 +7,9 @@ import io
 from rich.console import Console
 from rich.table import Table
 
+from specsweep.report.display import value_text
 from specsweep.report.i18n import label
-from specsweep.report.markdown import _config_cell, _value, winner_table  # shared cell formatting
+from specsweep.report.markdown import winner_table
 from specsweep.report.view import ReportView
 
 __all__ = ["print_table", "table_text", "winner_table"]
@@ -27,7 +28,10 @@ def build_table(view: ReportView, lang: str) -> Table:
             if cell is None:
                 continue
             tbl.add_row(
-                s, str(c), _config_cell(view, cell), *(_value(view, cell, k, lang) for k in view.core_columns)
+                s,
+                str(c),
+                view.config_name(cell),
+                *(value_text(view, cell, k, lang) for k in view.core_columns),
             )
     return tbl
 

@@ -2,7 +2,9 @@
 
 Renderers (Markdown, JSON, terminal table, HTML + plots) read this and nothing else. It is
 language-neutral: every sentence is a :class:`Msg` (an i18n key plus arguments); the strings of both
-languages live in :mod:`specsweep.report.i18n` (``i18n.text(msg, lang)``, ``i18n.label(key, lang)``).
+languages are rendered by :mod:`specsweep.report.i18n` (``i18n.text(msg, lang)``, ``i18n.label(key, lang)``).
+What a table shows for a config, a winner or a concurrency band is decided here too (``short``,
+``config_name``, ``winner_name``, :func:`band_range`), so Markdown, HTML and plots cannot disagree.
 
 One model serves both report kinds:
 
@@ -35,7 +37,7 @@ Sections (all lists may be empty): ``cells`` (core table), ``winners`` (throughp
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -45,6 +47,27 @@ VIEW_SCHEMA = "specsweep.report.view/1"
 
 Number = float | None
 ArgValue = str | int | float | bool | None | list[Any] | dict[str, Any]
+
+
+def band_range(c_low: int, c_high: int | None) -> str:
+    """A concurrency range as every report writes it: ``c ≥ 96``, ``c = 64``, ``1 ≤ c ≤ 32``."""
+    if c_high is None:
+        return f"c ≥ {c_low}"
+    if c_low == c_high:
+        return f"c = {c_low}"
+    return f"{c_low} ≤ c ≤ {c_high}"
+
+
+class WinnerName(NamedTuple):
+    """Who a winner-table row names (:meth:`ReportView.winner_name`), before it is put in words.
+
+    ``kind``: "none" (no verdict: fewer than two configs measured), "tie" or "config";
+    ``names``: the winner's display name ("config"), or the two even leaders ("tie" among more than
+    two configs, so a reader knows which two; empty with two configs, where it is plain).
+    """
+
+    kind: Literal["none", "tie", "config"]
+    names: tuple[str, ...] = ()
 
 
 class _Frozen(BaseModel):
@@ -385,6 +408,40 @@ class ReportView(_Frozen):
             if m.key == key:
                 return m
         raise KeyError(key)
+
+    # ---- display decisions: made here once, so every renderer says the same ----------------------
+    def short(self, config: str | None) -> str:
+        """A config's name in tables and sentences (``ConfigInfo.short``); an unknown label as it is."""
+        for c in self.configs:
+            if c.label == config:
+                return c.short
+        return config or ""
+
+    def config_name(self, cell: Cell) -> str:
+        """What the config column shows: the picked config (compare), the varied parameter's value
+        (sweep), else the config's short name."""
+        if self.kind == "compare":
+            return cell.picked or cell.config
+        if self.varied_param:
+            for c in self.configs:
+                if c.label == cell.config and self.varied_param in c.params:
+                    return str(c.params[self.varied_param])
+        return self.short(cell.config)
+
+    def winner_name(self, row: WinnerRow) -> WinnerName:
+        """Who the winner column names for ``row`` (see :class:`WinnerName`); compare: the config
+        picked as the winning method's best in that cell."""
+        v = row.verdict
+        if v is None:
+            return WinnerName("none")
+        if row.winner is None:
+            even = (self.short(v.a), self.short(v.b)) if len(self.configs) > 2 else ()
+            return WinnerName("tie", even)
+        if self.kind == "compare":
+            cell = self.cell(row.scenario, row.concurrency, row.winner)
+            if cell is not None and cell.picked:
+                return WinnerName("config", (cell.picked,))
+        return WinnerName("config", (self.short(row.winner),))
 
     def points(self) -> list[tuple[str, int]]:
         """(scenario, concurrency) pairs in table order (scenario, then concurrency)."""
