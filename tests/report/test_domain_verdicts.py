@@ -16,7 +16,9 @@ DOMAINS = [f"d{i:02d}" for i in range(12)]
 SIGMA = 0.03  # run-to-run noise (log sd) of every metric
 
 
-def _dataset(rng: np.random.Generator, repeats: int, gain: dict[str, float] | None = None) -> Dataset:
+def _dataset(
+    rng: np.random.Generator, repeats: int, gain: dict[str, float] | None = None, sigma: float = SIGMA
+) -> Dataset:
     """Configs ``base`` and ``spec`` over DOMAINS in one cell; ``spec`` = ``base`` x (1 + gain[domain])."""
     gain = gain or {}
     configs = {lab: ConfigMeta(label=lab, method=lab, params={}, server=lab, order=i)
@@ -28,7 +30,7 @@ def _dataset(rng: np.random.Generator, repeats: int, gain: dict[str, float] | No
             per = {}
             for d in DOMAINS:
                 f = 1 + (gain.get(d, 0.0) if lab == "spec" else 0.0)
-                thr, tpot = 1000 * f * np.exp(rng.normal(0, SIGMA)), 20 / f * np.exp(rng.normal(0, SIGMA))
+                thr, tpot = 1000 * f * np.exp(rng.normal(0, sigma)), 20 / f * np.exp(rng.normal(0, sigma))
                 per[d] = {"completed": 10, "total_throughput": thr, "output_throughput": thr / 2,
                           "mean_tpot_ms": tpot, "accept_length": None, "tokens_per_chunk": 1.0}  # fmt: skip
             ok.append({"per_category": per})
@@ -42,9 +44,11 @@ NOISE = Noise(stats.DEFAULT_NOISE_FLOOR, "default", 0, 0.0)
 @pytest.mark.parametrize("repeats", [1, 3])
 def test_aa_over_many_domains_names_false_winners_at_most_at_the_nominal_rate(repeats: int) -> None:
     rng = np.random.default_rng(17 + repeats)
+    # single runs are judged on the assumed run noise: the worst case is real noise that large
+    sigma = NOISE.sigma if repeats == 1 else SIGMA
     trials, false_winner, false_speedup, raw_hits = 80, 0, 0, 0
     for _ in range(trials):
-        ds = _dataset(rng, repeats)
+        ds = _dataset(rng, repeats, sigma=sigma)
         rows, view = build_domains(ds, NOISE, "base")
         assert view.n_compared == len(DOMAINS) and len(view.winners) == len(DOMAINS)
         false_winner += any(w.winner is not None for w in view.winners)
