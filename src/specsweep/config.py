@@ -16,7 +16,6 @@ that every template resolves (specsweep.servers.argv), so a typo fails before an
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 from collections import Counter
 from collections.abc import Callable, Container
@@ -26,9 +25,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from specsweep import config_checks as checks
-from specsweep import redact
 from specsweep.errors import ConfigError, one_of
-from specsweep.paths import safe_name
+from specsweep.labels import default_label, make_cell_id
 from specsweep.templates import TemplateError, substitute
 from specsweep.workload.datasets.ref import DatasetRef
 from specsweep.workload.scenarios import BUILTIN, Scenario, default_num_prompts, parse_scenarios, with_dataset
@@ -60,27 +58,6 @@ _KIND_FIELDS: dict[str, tuple[str, ...]] = {
     "profile": ("sim",),
     "time_scale": ("sim",),
 }
-
-# Short names for grid parameters in labels: DSpark(st=3).
-_ABBREV = {
-    "spec_tokens": "st",
-    "num_speculative_tokens": "st",
-    "num_steps": "steps",
-    "eagle_topk": "topk",
-    "num_draft_tokens": "dt",
-    "draft_tokens": "dt",
-    "draft_max": "dmax",
-    "draft_min": "dmin",
-    "time_scale": "ts",
-}
-
-
-def abbrev(key: str) -> str:
-    """Label abbreviation of a parameter name: a known short form, else the initials of its words."""
-    if key in _ABBREV:
-        return _ABBREV[key]
-    words = [w for w in key.split("_") if w]
-    return "".join(w[0] for w in words) if len(words) > 1 else key
 
 
 # ---- models ------------------------------------------------------------------------------------
@@ -398,19 +375,6 @@ class Plan:
         ]
 
 
-def make_cell_id(label: str, scenario: str, concurrency: int) -> str:
-    """Readable and stable: ``<label>.<scenario>.c<N>-<6 hex of the exact triple>``."""
-    h = hashlib.sha1(f"{label}\0{scenario}\0{concurrency}".encode()).hexdigest()[:6]
-    # the readable part as written: a ${VAR} value in a label is never written (redact)
-    return f"{safe_name(redact.scrub_text(label))}.{safe_name(scenario)}.c{concurrency}-{h}"
-
-
-def default_label(spec: ServerSpec, grid_point: dict[str, Scalar]) -> str:
-    if not grid_point:
-        return spec.name
-    return spec.name + "(" + ",".join(f"{abbrev(k)}={v}" for k, v in grid_point.items()) + ")"
-
-
 def expand_configs(exp: Experiment, *, file: str | None = None) -> list[ServerConfig]:
     out: list[ServerConfig] = []
     for i, spec in enumerate(exp.servers):
@@ -424,7 +388,7 @@ def expand_configs(exp: Experiment, *, file: str | None = None) -> list[ServerCo
                 except TemplateError as e:
                     raise ConfigError(str(e), file=file, path=f"servers[{i}].label") from e
             else:
-                label = default_label(spec, point)
+                label = default_label(spec.name, point)
             out.append(ServerConfig(label=label, spec=spec, params=params, grid_params=point))
     dup = sorted(x for x, k in Counter(c.label for c in out).items() if k > 1)
     if dup:

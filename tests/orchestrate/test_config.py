@@ -10,8 +10,9 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specsweep.config import abbrev, make_cell_id, plan_experiment
+from specsweep.config import plan_experiment
 from specsweep.errors import ConfigError
+from specsweep.labels import abbrev, make_cell_id
 from specsweep.loader import load_experiment, parse_experiment
 
 REPO = Path(__file__).resolve().parents[2]

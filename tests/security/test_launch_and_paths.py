@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from specsweep.config import ConfigError, make_cell_id, plan_experiment
+from specsweep.config import ConfigError, plan_experiment
 from specsweep.errors import SpecsweepError
 from specsweep.importers import ImportOptions, import_results
+from specsweep.labels import make_cell_id
 from specsweep.loader import parse_experiment
 from specsweep.paths import safe_name
 from specsweep.servers.argv import build_argv, version_argv
