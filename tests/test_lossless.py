@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from specsweep.cli import main
 from specsweep.lossless import first_divergence, load_lossless_view
 
+pytestmark = pytest.mark.slow
+
 
 def test_first_divergence_index_and_context() -> None:
     a = "the quick brown fox jumps over the lazy dog ."

@@ -13,6 +13,8 @@ import pytest
 
 from specsweep.cli import main
 
+pytestmark = pytest.mark.slow
+
 CMD = [sys.executable, "-m", "specsweep"]
 
 

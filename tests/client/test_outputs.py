@@ -22,6 +22,8 @@ from specsweep.workload.scenarios import Scenario
 
 from .scripted_server import ProcessServer, Script
 
+pytestmark = pytest.mark.slow
+
 CMD = [sys.executable, "-m", "specsweep"]
 SC = Scenario(name="t", input_len=16, output_len=11, range_ratio=1.0)  # the script streams 11 tokens
 

@@ -14,6 +14,8 @@ from specsweep.servers.process import ManagedServer, free_port
 
 from .helpers import fake_argv, pid_alive, wait_gone
 
+pytestmark = pytest.mark.slow
+
 
 def server(tmp_path: Path, *extra: str, **kw: Any) -> ManagedServer:
     spec = ServerSpec(name="fake", kind="command", argv=fake_argv(*extra), **kw)

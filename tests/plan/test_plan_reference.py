@@ -16,6 +16,8 @@ from specsweep.sim.reference import write_results_dir
 from specsweep.workload.lengths import length_bounds
 from specsweep.workload.scenarios import BUILTIN
 
+pytestmark = pytest.mark.slow
+
 MIX = {"chat_short": 0.7, "long_context_probe": 0.3}
 TRAFFIC = {"mix": MIX, "load": {"concurrency": 8}, "gpus_per_instance": 8}
 KEYS = {

@@ -18,6 +18,8 @@ from reference_seed import COLUMNS, CONFIGS, import_args, seed_rows, to_sglang_l
 
 from specsweep.cli import main
 
+pytestmark = pytest.mark.slow
+
 GOLDEN = Path(__file__).with_name("golden")
 
 # Every improvement % of both reference reports ("提升" columns).

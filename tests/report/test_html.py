@@ -21,6 +21,8 @@ from specsweep.report import plots
 from specsweep.report.html import json_for_script, md_inline, render_html, script_hash
 from specsweep.report.view import ReportView
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(autouse=True)
 def _texts(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,7 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
+
+pytestmark = pytest.mark.slow
 
 # The real CLI in a child process, with the report writer failing as a full disk does.
 SCRIPT = """

@@ -18,6 +18,8 @@ from specsweep.records import RequestRecord
 from specsweep.sim.serve import SubprocessServer
 from specsweep.store import read_records_parquet, write_records_parquet
 
+pytestmark = pytest.mark.slow
+
 MS = 1_000_000
 
 
