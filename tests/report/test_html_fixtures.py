@@ -19,7 +19,7 @@ import pytest
 from specsweep.report import i18n
 from specsweep.report.view import (
     Anomaly,
-    Cell,
+    CellView,
     ClassBest,
     CompareSummary,
     ConfigInfo,
@@ -131,7 +131,7 @@ def reference_view(reference_dir: Path) -> ReportView:
     for r in rows:
         vals = {k: float(r[CSV_COL.get(k, k)]) for k in CORE}
         cells.append(
-            Cell(
+            CellView(
                 scenario=r["scenario"],
                 concurrency=int(r["concurrency"]),
                 config=labels[r["spec_tokens"]],
@@ -213,7 +213,7 @@ def hostile_view() -> ReportView:
             for ci, conf in enumerate((a, b)):
                 tput = 1000.0 * c * (1 + 0.2 * ci) * (1 + si)
                 cells.append(
-                    Cell(
+                    CellView(
                         scenario=s,
                         concurrency=c,
                         config=conf,
@@ -234,7 +234,7 @@ def hostile_view() -> ReportView:
                     )
                 )
     cells.append(
-        Cell(
+        CellView(
             scenario=scen[1],
             concurrency=32,
             config=a,

@@ -21,7 +21,7 @@ from specsweep.report.build_provenance import provenance
 KINDS = ("sweep", "compare")
 
 
-def _cells(t: core.Table, keys: list[str]) -> list[V.Cell]:
+def _cells(t: core.Table, keys: list[str]) -> list[V.CellView]:
     out = []
     for s, c in t.points:
         wc = recommend.scenario_class(s, t.dataset.scenario_defs)
@@ -30,7 +30,7 @@ def _cells(t: core.Table, keys: list[str]) -> list[V.Cell]:
             d = e.data if e else None
             if d is None:
                 out.append(
-                    V.Cell(
+                    V.CellView(
                         scenario=s,
                         concurrency=c,
                         config=col.label,
@@ -59,7 +59,7 @@ def _cells(t: core.Table, keys: list[str]) -> list[V.Cell]:
             al = d.mean("accept_length")
             err = next((_failure_text(r) for r in d.bad if r.get("error")), None)
             out.append(
-                V.Cell(
+                V.CellView(
                     scenario=s, concurrency=c, config=col.label, workload_class=wc, status=status,
                     picked=e.picked if e is not None and t.kind == "compare" else None,
                     repeats=len(d.ok), values=vals, ci=ci, ci_basis=basis,

@@ -8,12 +8,12 @@ language, so no two renderers can word one cell differently.
 from __future__ import annotations
 
 from specsweep.report.i18n import fmt_num, label
-from specsweep.report.view import Cell, ReportView, WinnerRow
+from specsweep.report.view import CellView, ReportView, WinnerRow
 
 __all__ = ["value_text", "winner_text"]
 
 
-def value_text(view: ReportView, cell: Cell, key: str, lang: str) -> str:
+def value_text(view: ReportView, cell: CellView, key: str, lang: str) -> str:
     """A cell's value of metric ``key`` at the metric's decimals, or the cell's status when not ok."""
     if cell.status != "ok":
         return label(f"value.{cell.status}", lang)

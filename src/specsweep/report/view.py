@@ -12,7 +12,7 @@ One model serves both report kinds:
   ``configs`` are that method's configurations.
 - ``kind="compare"``: methods against each other, each method at its best config per cell;
   ``configs`` are the methods (``ConfigInfo.label`` is the method's display name) and each cell
-  says which config it was picked from (``Cell.picked``).
+  says which config it was picked from (``CellView.picked``).
 
 Conventions
 - Metric keys are sglang.bench_serving's (``total_throughput``, ``mean_e2e_latency_ms``, ...);
@@ -143,7 +143,7 @@ class ConfigInfo(_Frozen):
     is_baseline: bool = False
 
 
-class Cell(_Frozen):
+class CellView(_Frozen):
     """One config at one (scenario, concurrency): means over repeats, with intervals when known."""
 
     scenario: str
@@ -368,7 +368,7 @@ class ReportView(_Frozen):
     configs: list[ConfigInfo]
     scenarios: list[str]
     concurrencies: list[int]
-    cells: list[Cell]  # every (scenario, concurrency, config) present in any config, incl. missing
+    cells: list[CellView]  # every (scenario, concurrency, config) present in any config, incl. missing
     noise: NoiseInfo
     verdicts: list[Verdict]  # every pairwise comparison on the primary metric, per cell
     latency_verdicts: list[Verdict] = Field(default_factory=list)  # mean E2E / TPOT / TTFT
@@ -397,7 +397,7 @@ class ReportView(_Frozen):
         return cls.model_validate_json(text)
 
     # ---- lookups renderers need ----------------------------------------------------------------
-    def cell(self, scenario: str, concurrency: int, config: str) -> Cell | None:
+    def cell(self, scenario: str, concurrency: int, config: str) -> CellView | None:
         for c in self.cells:
             if c.scenario == scenario and c.concurrency == concurrency and c.config == config:
                 return c
@@ -417,7 +417,7 @@ class ReportView(_Frozen):
                 return c.short
         return config or ""
 
-    def config_name(self, cell: Cell) -> str:
+    def config_name(self, cell: CellView) -> str:
         """What the config column shows: the picked config (compare), the varied parameter's value
         (sweep), else the config's short name."""
         if self.kind == "compare":
