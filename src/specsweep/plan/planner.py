@@ -16,6 +16,7 @@ from specsweep.plan import options as opts
 from specsweep.plan.cells import CellSource
 from specsweep.plan.confidence import assess, config_verdicts
 from specsweep.plan.fleet import Pool, evaluate
+from specsweep.plan.fleetsim import predict_option
 from specsweep.plan.traffic import Traffic
 
 RATE_ROUNDS = 4
@@ -117,11 +118,45 @@ def make_plan(
                 o.instances_needed = opts.needed(cells, lambda k, o=o: opts.resize_split(cells, o, mix, k, load_n, slo), slo, start=2)  # fmt: skip
             else:
                 o.instances_needed = None
+    memo: dict[Any, dict[str, Any] | None] = {}
+    for o in options:
+        refine(cells, o, mix, load_n, slo, memo)
     vs = config_verdicts(ds)
     floor = measure_noise(ds).floor
     assessments = {o.name: assess(o, single, cells, vs, floor) for o in options}
     rec, reason = _recommend(options, assessments, slo)
     return Plan(traffic, mix, load_n, slo, options, assessments, rec, reason, cells)
+
+
+def refine(cells: CellSource, o: opts.Option, mix: dict[str, float], in_flight: float,
+           slo: dict[str, float], memo: dict[Any, dict[str, Any] | None]) -> None:  # fmt: skip
+    """Replaces the option's cell-model figures by its whole fleet on the engine model (module fleetsim:
+    mixed pools' interference, misrouting, per-pool load swings), calibrated to the measured cells; the
+    cell model's figures stay under ``cell_model``."""
+    r = o.result
+    bounds = tuple((str(x["pool"]), x["match"].get("input_tokens_min"), x["match"].get("input_tokens_max"))
+                   for x in o.rules if isinstance(x["match"], dict))  # fmt: skip
+    key = (tuple(o.pools), bounds)  # the adaptive option at its active config is the single one
+    if key not in memo:
+        memo[key] = predict_option(cells, o, mix, max(1, round(in_flight)), slo)
+    pred = memo[key]
+    if pred is None:
+        o.extra["engine_model"] = "not run: a config has no simulator profile (cell model figures)"
+        return
+    o.extra["cell_model"] = {"total_throughput": round(r.total_throughput, 1), "goodput": round(r.goodput, 1),
+                             "p99_ttft_ms": round(r.p99_ttft_ms, 1), "p99_tpot_ms": round(r.p99_tpot_ms, 2)}  # fmt: skip
+    o.extra["engine_model"] = {k: pred[k] for k in ("simulator_only", "throughput_calibration", "tail_calibration",
+                                                    "requests")}  # fmt: skip
+    r.total_throughput, r.goodput = pred["total_throughput"], pred["goodput"]
+    r.p99_ttft_ms, r.p99_tpot_ms = pred["p99_ttft_ms"], pred["p99_tpot_ms"]
+    scale = r.total_throughput / (sum(sum(p.throughput.values()) for p in r.pools) or 1.0)
+    for p in r.pools:
+        p.throughput = {s: v * scale for s, v in p.throughput.items()}
+    o.extra["per_scenario_p99"] = {
+        s: {k: round(v, 2) for k, v in d.items()} for s, d in pred["per_scenario"].items()
+    }
+    r.meets_slo = (r.complete and r.p99_ttft_ms <= slo.get("ttft_p99_ms", math.inf)
+                   and r.p99_tpot_ms <= slo.get("tpot_p99_ms", math.inf))  # fmt: skip
 
 
 def _recommend(
