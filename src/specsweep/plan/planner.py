@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ class Plan:
     recommended: str
     reason: str
     cells: CellSource
+    day: dict[str, Any] | None = None  # the daily profile's hours and costs (day_profile)
 
     def option(self, name: str) -> opts.Option:
         return next(o for o in self.options if o.name == name)
@@ -125,7 +126,69 @@ def make_plan(
     floor = measure_noise(ds).floor
     assessments = {o.name: assess(o, single, cells, vs, floor) for o in options}
     rec, reason = _recommend(options, assessments, slo)
-    return Plan(traffic, mix, load_n, slo, options, assessments, rec, reason, cells)
+    plan = Plan(traffic, mix, load_n, slo, options, assessments, rec, reason, cells)
+    if traffic.by_hour is not None:
+        plan.day = day_profile(plan, configs[0])
+    return plan
+
+
+def day_profile(plan: Plan, cfg0: str) -> dict[str, Any]:
+    """The daily profile: requests in flight per hour, and per option the GPU-hours of the fleet sized
+    for the peak hour kept all day (``gpu_hours_fixed``) vs scaled per hour (``gpu_hours_scaled``: the
+    fewest instances of the option's pools meeting the SLO at that hour's load by the cell model, or
+    without an SLO the same in-flight per instance as at the peak; never more than the peak fleet).
+    The adaptive option also gets the config its rule runs each hour on the peak fleet."""
+    tr, cells, mix, slo = plan.traffic, plan.cells, plan.mix, plan.slo
+    assert tr.by_hour is not None
+    gpi = tr.gpus_per_instance
+    loads: dict[float, float] = {}
+    for v in set(tr.by_hour):
+        if tr.concurrency is not None:
+            loads[v] = v
+        else:
+            n0 = next(o.instances for o in plan.options)
+            loads[v] = _in_flight(cells, cfg0, mix, n0, replace(tr, request_rate=v, by_hour=None))
+    in_flight = [loads[v] for v in tr.by_hour]
+    peak = max(in_flight)
+    out: dict[str, Any] = {"peak_hour": tr.peak_hour, "in_flight_by_hour": [round(x, 1) for x in in_flight],
+                           "options": {}}  # fmt: skip
+    for o in plan.options:
+        n = o.instances
+        least = len(o.pools)
+        per_load: dict[float, int] = {}
+        for x in set(in_flight):
+            if slo:
+                k_ok = n
+                for k in range(least, n + 1):
+                    pools = _resized(o, k)
+                    if pools is not None and evaluate(cells, pools, mix, x, slo).meets_slo:
+                        k_ok = k
+                        break
+                per_load[x] = k_ok
+            else:
+                per_load[x] = min(n, max(least, math.ceil(n * x / peak - 1e-9)))
+        inst = [per_load[x] for x in in_flight]
+        row: dict[str, Any] = {"gpus_by_hour": [k * gpi for k in inst], "gpu_hours_fixed": n * gpi * 24,
+                               "gpu_hours_scaled": sum(inst) * gpi}  # fmt: skip
+        if o.kind == "adaptive":
+            t = int(o.extra["threshold_in_flight_per_instance"])
+            low, high = o.rules[0]["config"], o.rules[1]["config"]
+            row["config_by_hour"] = [high if x / n >= t else low for x in in_flight]
+        out["options"][o.name] = row
+    return out
+
+
+def _resized(o: opts.Option, k: int) -> list[Pool] | None:
+    """The option's pools on k instances in all, split in the peak fleet's proportions (each >= 1)."""
+    if k < len(o.pools):
+        return None
+    n = o.instances
+    sizes = [max(1, round(p.instances * k / n)) for p in o.pools]
+    while sum(sizes) > k:
+        sizes[sizes.index(max(sizes))] -= 1
+    while sum(sizes) < k:
+        sizes[sizes.index(min(sizes))] += 1
+    return [Pool(p.name, p.config, p.scenarios, s) for p, s in zip(o.pools, sizes, strict=True)]
 
 
 def refine(cells: CellSource, o: opts.Option, mix: dict[str, float], in_flight: float,
@@ -210,9 +273,14 @@ def to_json(plan: Plan) -> dict[str, Any]:
                        "engine_flags": _flags(plan, p.pool.config)} for p in r.pools],
             "notes": o.notes, **o.extra,
         })  # fmt: skip
-    return {"traffic": {"mix": plan.mix, "in_flight": round(plan.in_flight, 1), "slo": plan.slo,
-                        "gpus_per_instance": gpi},
-            "options": out, "recommended": plan.recommended, "reason": plan.reason}  # fmt: skip
+    if plan.day is not None:
+        for o_view in out:
+            o_view["day"] = plan.day["options"].get(o_view["name"])
+    traffic: dict[str, Any] = {"mix": plan.mix, "in_flight": round(plan.in_flight, 1), "slo": plan.slo,
+                               "gpus_per_instance": gpi}  # fmt: skip
+    if plan.day is not None:
+        traffic.update(peak_hour=plan.day["peak_hour"], in_flight_by_hour=plan.day["in_flight_by_hour"])
+    return {"traffic": traffic, "options": out, "recommended": plan.recommended, "reason": plan.reason}
 
 
 def _flags(plan: Plan, label: str) -> dict[str, str | None]:
