@@ -116,7 +116,7 @@ def make_plan(
             if o.kind == "single":
                 o.instances_needed = opts.needed(cells, lambda k: opts.single_option(cells, configs, mix, k, load_n, slo), slo)  # fmt: skip
             elif o.kind == "split":
-                o.instances_needed = opts.needed(cells, lambda k, o=o: opts.resize_split(cells, o, mix, k, load_n, slo), slo, start=2)  # fmt: skip
+                o.instances_needed = opts.needed(cells, lambda k, o=o: opts.resize_split(cells, o, mix, k, load_n, slo), slo, start=len(o.pools))  # fmt: skip
             else:
                 o.instances_needed = None
     memo: dict[Any, dict[str, Any] | None] = {}

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -142,7 +143,10 @@ def replay_option(
                     startup_timeout_s=60.0))  # fmt: skip
                 urls.setdefault(p.name, []).append(srv.url)
         sent, t0, t_end = asyncio.run(_drive(opt, urls, reqs, in_flight, model))
-    return figures(sent, t0, t_end, time_scale, in_flight)
+    out: dict[str, Any] = figures(sent, t0, t_end, time_scale, in_flight)
+    # the servers keep virtual time only while the host keeps up: a loaded host skews the replay
+    out["host"] = {"load_1min": round(os.getloadavg()[0], 2), "cores": os.cpu_count()}
+    return out
 
 
 def tolerance(plan: Plan, opt: Option, view: dict[str, Any], n_requests: int) -> dict[str, float]:
