@@ -1,4 +1,4 @@
-"""`specsweep plan`: compare deployments (single config, split by input length, load-adaptive) for a
+"""`specsweep plan`: compare deployments (single config, split by input length into 2-3 pools, load-adaptive) for a
 traffic mix, from results (measured cells) and the simulator (the rest)."""
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", help="write here instead of stdout")
     p.add_argument("--validate", action="store_true",
                    help="replay the mix against each planned fleet on simulated servers (localhost HTTP)")  # fmt: skip
-    p.add_argument("--time-scale", type=float, default=20.0, help="replay: virtual seconds per wall second")
+    p.add_argument("--time-scale", type=float, default=1.0,
+                   help="replay: virtual seconds per wall second (above 1 only on a quiet host)")  # fmt: skip
     p.add_argument("--replay-requests", type=int, default=400, help="replay: requests per option")
     p.add_argument("--router", default="litellm", choices=["litellm", "none"], help="router config to emit")
     p.set_defaults(func=_run)

@@ -27,7 +27,7 @@ def to_markdown(view: dict[str, Any]) -> str:
     slo = ", ".join(f"{k}={v:g}" for k, v in t["slo"].items()) or "none"
     lines += [f"Traffic: {mix}; {t['in_flight']:g} requests in flight; SLO: {slo}; "
               f"{t['gpus_per_instance']} GPU(s) per instance.", ""]  # fmt: skip
-    lines += ["| option | kind | GPUs (needed) | tok/s | goodput | p99 TTFT ms | p99 TPOT ms | meets SLO | "
+    lines += ["| option | kind | GPUs (needed, cell model) | tok/s | goodput | p99 TTFT ms | p99 TPOT ms | meets SLO | "
               "vs single [interval] | how sure | source |",
               "|---|---|---:|---:|---:|---:|---:|---|---|---|---|"]  # fmt: skip
     for o in view["options"]:
