@@ -63,3 +63,14 @@ def test_replay_within_stated_uncertainty(reference_results: Path) -> None:
     for k, t in tol.items():
         pred = view[opt.name][k]
         assert 0 < t < 1.5 and abs(math.log(rep[k] / pred)) <= math.log1p(t), (k, rep, pred, tol)
+
+
+def test_engine_model_rejects_what_no_engine_holds() -> None:
+    """A prompt larger than the KV cache is refused (the server answers 400) and the loop goes on."""
+    from specsweep.plan.fleetsim import run_fleet
+    from specsweep.sim.profile import load_profile
+
+    prof = load_profile("v4flash-dspark-st3")
+    reqs = [("a", 100, 20), ("a", prof.kv_tokens + 1, 20), ("a", 50, 10)]
+    done, _end = run_fleet([("all", prof, 1)], lambda _n: "all", reqs, 2)
+    assert sorted(d.index for d in done) == [0, 2]

@@ -62,7 +62,7 @@ def run_fleet(
     the steady state (virtual seconds: when the first client found nothing left to send)."""
     engines: list[tuple[str, Engine]] = []
     for name, prof, n in pools:
-        for i in range(n):
+        for i in range(n):  # instance seeds: seed + (instances before this pool) + 2 i
             engines.append((name, Engine(prof, seed=seed + len(engines) + i)))
     by_pool: dict[str, list[int]] = {}
     for j, (name, _e) in enumerate(engines):
@@ -74,7 +74,8 @@ def run_fleet(
     info: dict[int, tuple[int, float]] = {}  # request -> (engine, send time)
     first: dict[int, float] = {}
     done: list[Done] = []
-    while len(done) < len(reqs):
+    rejected = 0  # requests the engine can never hold (the server answers 400): the slot sends the next
+    while len(done) + rejected < len(reqs):
         t_eng, j_eng = min(((e.now, j) for j, (_n, e) in enumerate(engines) if not e.idle),
                            default=(math.inf, -1))  # fmt: skip
         if slots and slots[0] <= t_eng:
@@ -87,10 +88,15 @@ def run_fleet(
             eng = engines[j][1]
             if eng.idle:
                 eng.advance_to(t)
-            eng.add(nxt, n_in, n_out)
-            busy[j] += 1
-            info[nxt] = (j, t)
             nxt += 1
+            try:
+                eng.add(nxt - 1, n_in, n_out)
+            except ValueError:
+                rejected += 1
+                heapq.heappush(slots, t)
+                continue
+            busy[j] += 1
+            info[nxt - 1] = (j, t)
             continue
         if j_eng < 0:
             break
