@@ -122,6 +122,10 @@ def make_plan(
     memo: dict[Any, dict[str, Any] | None] = {}
     for o in options:
         refine(cells, o, mix, load_n, slo, memo)
+        k = o.instances_needed
+        if slo and k is not None and (k > o.instances) == o.result.meets_slo:
+            o.notes.append(f"GPUs needed ({k * traffic.gpus_per_instance}) are the cell model's; on {o.instances * traffic.gpus_per_instance} GPUs the engine model "
+                           f"{'meets' if o.result.meets_slo else 'misses'} the SLO")  # fmt: skip
     vs = config_verdicts(ds)
     floor = measure_noise(ds).floor
     assessments = {o.name: assess(o, single, cells, vs, floor) for o in options}
