@@ -5,7 +5,7 @@ specsweep.sim.reference) and plan on it.
 
 - always: examples/traffic-reference.yaml on 32 GPUs -> WORK_DIR/plan.md, WORK_DIR/plan.json;
 - ``--validate``: examples/traffic-small.yaml on 16 GPUs replayed on sim servers (``--time-scale 1``,
-  400 requests per option) -> WORK_DIR/replay.json;
+  the default number of requests per option) -> WORK_DIR/replay.json;
 - ``--day``: the reference mix under the daily concurrency profile DAY below (peak 256 at 10:00-17:00)
   on 32 GPUs -> WORK_DIR/day.json, WORK_DIR/day.md.
 
@@ -116,7 +116,7 @@ def main(argv: list[str]) -> int:
         print(day_table(json.loads((work / "day.json").read_text())), "\n")
     if "--validate" in flags:
         rc = cli(["plan", str(results), "--traffic", str(REPO / "examples" / "traffic-small.yaml"), "--gpus", "16",
-                  "--validate", "--time-scale", "1", "--replay-requests", "400", "--format", "json",
+                  "--validate", "--time-scale", "1", "--format", "json",
                   "-o", str(work / "replay.json")])  # fmt: skip
         if rc:
             return rc

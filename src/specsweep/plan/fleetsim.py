@@ -260,12 +260,13 @@ def predict_option(
 
 def replay_spread(
     cells: CellSource, opt: Option, mix: dict[str, float], in_flight: int, n: int, seeds: int = SPREAD_SEEDS
-) -> dict[str, float]:
-    """How much one replay of ``n`` requests varies, from ``seeds`` virtual runs of that size: the
-    half-width (a fraction) of the 95% prediction interval of one more run's figure, Student-t on the
-    log figures (sd * t * sqrt(1 + 1/seeds))."""
+) -> dict[str, tuple[float, float]]:
+    """What one replay of ``n`` requests gives, from ``seeds`` virtual runs of that size (other seeds
+    than the prediction's): per figure (mean of the log figure, half-width as a fraction of the 95%
+    prediction interval of one more run: Student-t, sd * t * sqrt(1 + 1/seeds)). A short replay (a few
+    times the requests in flight) is mostly the start ramp: its mean differs from the long-run figure."""
     runs = [simulate_option(cells, opt, mix, in_flight, n, 1000 + seed) for seed in range(seeds)]
-    out: dict[str, float] = {}
+    out: dict[str, tuple[float, float]] = {}
     for k in ("total_throughput", "p99_ttft_ms", "p99_tpot_ms"):
         logs = []
         for run in runs:
@@ -274,10 +275,11 @@ def replay_spread(
                 if v > 0 and math.isfinite(v):
                     logs.append(math.log(v))
         if len(logs) < 2:
-            out[k] = math.nan
+            out[k] = (math.nan, math.nan)
             continue
         sd = float(np.std(logs, ddof=1))
-        out[k] = math.expm1(float(student_t.ppf(0.975, len(logs) - 1)) * sd * math.sqrt(1 + 1 / len(logs)))
+        hw = math.expm1(float(student_t.ppf(0.975, len(logs) - 1)) * sd * math.sqrt(1 + 1 / len(logs)))
+        out[k] = (float(np.mean(logs)), hw)
     return out
 
 

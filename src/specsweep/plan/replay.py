@@ -149,30 +149,35 @@ def replay_option(
     return out
 
 
-def tolerance(plan: Plan, opt: Option, view: dict[str, Any], n_requests: int) -> dict[str, float]:
+def tolerance(plan: Plan, opt: Option, view: dict[str, Any], n_requests: int) -> dict[str, dict[str, float]]:
     """Stated uncertainty (a fraction) of the option's predicted figures against a replay of
-    ``n_requests`` on the simulator, computed per figure from two parts that add in log:
+    ``n_requests`` on the simulator, computed per figure from three parts that add in log:
 
     - calibration: the prediction scales the engine model to the measured cells; the replay runs the
       uncalibrated simulator, so it is expected to differ by that factor (|log(predicted / simulator
       only)|, 0 for an option resting on simulated cells only);
-    - sampling: one replay of ``n_requests`` is one draw; the 95% prediction interval of such a draw,
-      from virtual runs of the same size (fleetsim.replay_spread).
+    - short_run: the prediction is the long run (fleetsim.predict_requests); a replay of fewer requests
+      is more start ramp: |log(mean of virtual runs of the replay's size / simulator only)|;
+    - sampling: one replay is one draw; the 95% prediction interval of such a draw, from virtual runs
+      of the same size (fleetsim.replay_spread).
+
+    Returns {figure: {"total", "calibration", "short_run", "sampling"}}.
     """
     in_flight = max(1, round(plan.in_flight))
     n = max(n_requests, 2 * in_flight)
     spread = fleetsim.replay_spread(plan.cells, opt, plan.mix, in_flight, n)
-    sim_only = (opt.extra.get("engine_model") or {}).get("simulator_only", {}) if isinstance(
-        opt.extra.get("engine_model"), dict) else {}  # fmt: skip
+    em = opt.extra.get("engine_model")
+    sim_only = em.get("simulator_only", {}) if isinstance(em, dict) else {}
     out = {}
-    for k, sp in spread.items():
+    for k, (mean_log, sp) in spread.items():
         pred, raw = view.get(k), sim_only.get(k)
-        cal = (
-            abs(math.log(pred / raw))
-            if isinstance(pred, (int, float)) and raw and pred > 0 and raw > 0
-            else 0.0
-        )
-        out[k] = round(math.expm1(cal + math.log1p(sp)), 3) if math.isfinite(sp) else math.nan
+        cal = short = 0.0
+        if isinstance(pred, (int, float)) and isinstance(raw, (int, float)) and pred > 0 and raw > 0:
+            cal = abs(math.log(pred / raw))
+            short = abs(mean_log - math.log(raw)) if math.isfinite(mean_log) else 0.0
+        total = math.expm1(cal + short + math.log1p(sp)) if math.isfinite(sp) else math.nan
+        out[k] = {"total": round(total, 3), "calibration": round(math.expm1(cal), 3),
+                  "short_run": round(math.expm1(short), 3), "sampling": round(sp, 3)}  # fmt: skip
     return out
 
 
@@ -182,12 +187,13 @@ def validate_plan(plan: Plan, view: dict[str, Any], *, time_scale: float, n_requ
         opt = plan.option(o_view["name"])
         rep = replay_option(plan, opt, time_scale=time_scale, n_requests=n_requests)
         if "skipped" not in rep:
-            tol = tolerance(plan, opt, o_view, n_requests)
+            parts = tolerance(plan, opt, o_view, n_requests)
+            tol = {k: v["total"] for k, v in parts.items()}
             within = {}
             for k, t in tol.items():
                 pred, got = o_view.get(k), rep.get(k)
                 if isinstance(pred, (int, float)) and isinstance(got, (int, float)) and pred > 0:
                     within[k] = abs(math.log(got / pred)) <= math.log1p(t)
-            rep.update(tolerance=tol, within_each=within, within=all(within.values()) if within else False,
+            rep.update(tolerance=tol, tolerance_parts=parts, within_each=within, within=all(within.values()) if within else False,
                        time_scale=time_scale)  # fmt: skip
         o_view["replayed"] = rep
