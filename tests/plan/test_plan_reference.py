@@ -108,3 +108,49 @@ def test_cli_json_and_router(reference_results: Path, tmp_path: Path) -> None:
     assert len(cfg["model_list"]) == rec["gpus"] // 8
     assert any("default" in d["litellm_params"]["tags"] for d in cfg["model_list"])
     assert "LiteLLM" in v["router"]["why"]
+
+
+def test_daily_profile_sized_for_peak_and_costed(reference_results: Path) -> None:
+    """A quiet night and a busy day: the fleet is sized for the peak hour, and scaling per hour needs
+    fewer GPU-hours than keeping the peak fleet all day (computed per hour with the cell model)."""
+    tr = parse_traffic(
+        {"mix": MIX, "load": {"concurrency_by_hour": {0: 2, 8: 24, 20: 4}}, "gpus_per_instance": 8}
+    )
+    plan = make_plan([reference_results], tr, gpus=32, slo={"ttft_p99_ms": 60000})
+    v = to_json(plan)
+    assert v["traffic"]["in_flight"] == 24 and v["traffic"]["peak_hour"] == 8
+    assert v["traffic"]["in_flight_by_hour"][3] == 2 and v["traffic"]["in_flight_by_hour"][12] == 24
+    single = next(o for o in v["options"] if o["kind"] == "single")
+    day = single["day"]
+    assert day["gpu_hours_fixed"] == 32 * 24
+    assert all(8 <= g <= 32 for g in day["gpus_by_hour"])
+    assert day["gpus_by_hour"][3] <= day["gpus_by_hour"][12]
+    assert day["gpu_hours_scaled"] == sum(day["gpus_by_hour"]) < day["gpu_hours_fixed"]
+
+
+def test_three_pool_split_thresholds_computed(reference_results: Path) -> None:
+    """Short / medium / long: with three scenario lengths and three instances, a three-pool split is
+    offered, its two thresholds are each the least-misrouting cut between neighbouring pools, and its
+    rules partition the input lengths."""
+    from specsweep.plan.options import length_cut
+    from specsweep.plan.replay import route
+
+    mix = {"chat_short": 0.5, "rag_medium": 0.3, "long_context_probe": 0.2}
+    tr = parse_traffic({"mix": mix, "load": {"concurrency": 12}, "gpus_per_instance": 8})
+    plan = make_plan([reference_results], tr, gpus=24)
+    three = [o for o in plan.options if o.kind == "split" and len(o.pools) == 3]
+    assert len(three) == 1
+    o = three[0]
+    assert [p.name for p in o.pools] == ["short", "medium", "long"]
+    assert sum(p.instances for p in o.pools) == 3 and all(p.instances >= 1 for p in o.pools)
+    t1, t2 = o.extra["threshold_input_tokens"]
+    sc = {s: BUILTIN[s] for s in mix}
+    assert t1 == length_cut([sc["chat_short"]], [sc["rag_medium"]], mix)[0]
+    assert t2 == length_cut([sc["rag_medium"]], [sc["long_context_probe"]], mix)[0]
+    assert [route(o, n) for n in (1, t1, t1 + 1, t2, t2 + 1)] == [
+        "short",
+        "short",
+        "medium",
+        "medium",
+        "long",
+    ]

@@ -61,3 +61,23 @@ def test_mixture_p99() -> None:
         xs.append(rng.lognormal(mu, s, size=int(w * 400_000)))
     assert mixture_p99(parts) == pytest.approx(float(np.percentile(np.concatenate(xs), 99)), rel=0.02)
     assert math.isnan(mixture_p99([]))
+
+
+def test_daily_profile_steps_and_peak() -> None:
+    t = parse_traffic({"mix": {"chat": 1.0}, "load": {"concurrency_by_hour": {7: 40, 9: 120, 18: 30}}})
+    assert t.concurrency == 120 and t.peak_hour == 9
+    assert t.by_hour is not None and len(t.by_hour) == 24
+    # each listed value holds until the next listed hour, wrapping at midnight
+    assert [t.by_hour[h] for h in (0, 6, 7, 8, 9, 17, 18, 23)] == [30, 30, 40, 40, 120, 120, 30, 30]
+    r = parse_traffic({"mix": {"chat": 1.0}, "load": {"request_rate_by_hour": {0: 2.5, 12: 10}}})
+    assert r.request_rate == 10 and r.concurrency is None
+
+
+@pytest.mark.parametrize(
+    ("hours", "match"),
+    [({24: 5}, "hour 24; expected an integer 0-23"), ({"9": 5}, "hour '9'"), ({3: 0}, "positive"),
+     ({3: 2.5}, "integer"), ([5, 6], "mapping of hours")],
+)  # fmt: skip
+def test_daily_profile_errors(hours: object, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        parse_traffic({"mix": {"chat": 1.0}, "load": {"concurrency_by_hour": hours}})

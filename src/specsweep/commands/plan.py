@@ -1,4 +1,4 @@
-"""`specsweep plan`: compare deployments (single config, split by input length, load-adaptive) for a
+"""`specsweep plan`: compare deployments (single config, split by input length into 2-3 pools, load-adaptive) for a
 traffic mix, from results (measured cells) and the simulator (the rest)."""
 
 from __future__ import annotations
@@ -21,8 +21,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", help="write here instead of stdout")
     p.add_argument("--validate", action="store_true",
                    help="replay the mix against each planned fleet on simulated servers (localhost HTTP)")  # fmt: skip
-    p.add_argument("--time-scale", type=float, default=20.0, help="replay: virtual seconds per wall second")
-    p.add_argument("--replay-requests", type=int, default=400, help="replay: requests per option")
+    p.add_argument("--time-scale", type=float, default=1.0,
+                   help="replay: virtual seconds per wall second (above 1 only on a quiet host)")  # fmt: skip
+    p.add_argument("--replay-requests", type=int,
+                   help="replay: requests per option (default: as many as the prediction's runs, max(1500, 10 x in "
+                        "flight); fewer widens the stated uncertainty by the computed short-run term)")  # fmt: skip
     p.add_argument("--router", default="litellm", choices=["litellm", "none"], help="router config to emit")
     p.set_defaults(func=_run)
 
@@ -34,14 +37,18 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.gpus is not None and args.gpus < 1:
         raise UsageError(f"--gpus {args.gpus}; expected a positive integer")
+    if args.replay_requests is not None and args.replay_requests < 1:
+        raise UsageError(f"--replay-requests {args.replay_requests}; expected a positive integer")
     if not args.time_scale > 0:
         raise UsageError(f"--time-scale {args.time_scale}; expected a positive number")
     plan = make_plan(args.results, load_traffic(args.traffic), gpus=args.gpus, slo=parse_slo(args.slo))
     view = to_json(plan)
     if args.validate:
+        from specsweep.plan.fleetsim import predict_requests
         from specsweep.plan.replay import validate_plan
 
-        validate_plan(plan, view, time_scale=args.time_scale, n_requests=args.replay_requests)
+        n_req = args.replay_requests or predict_requests(max(1, round(plan.in_flight)))
+        validate_plan(plan, view, time_scale=args.time_scale, n_requests=n_req)
     if args.router != "none":
         from specsweep.plan.router import router_config
 

@@ -70,6 +70,7 @@ class CellSource:
         self.ds = ds
         self.seed = seed
         self._cache: dict[tuple[str, str, int], Figures | None] = {}
+        self._sim_cache: dict[tuple[str, str, int], Figures | None] = {}
         self._profiles: dict[str, Profile | None] = {}
         given = profiles or {}
         for lab in given:
@@ -78,6 +79,9 @@ class CellSource:
         for lab, meta in ds.configs.items():
             name = given.get(lab) or match_profile(meta.method, meta.params)
             self._profiles[lab] = load_profile(name) if name else None
+
+    def profile(self, label: str) -> Profile | None:
+        return self._profiles.get(label)
 
     def profile_name(self, label: str) -> str | None:
         p = self._profiles.get(label)
@@ -114,6 +118,15 @@ class CellSource:
             self._cache[key] = self._compute(label, scenario, c)
         return self._cache[key]
 
+    def get_sim(self, label: str, scenario: str, c: int) -> Figures | None:
+        """The simulator's figures for the cell, measured or not (None without a profile)."""
+        key = (label, scenario, c)
+        if key not in self._sim_cache:
+            prof = self._profiles.get(label)
+            row = predict_cell(prof, self.scenario(scenario), c, seed=self.seed) if prof else None
+            self._sim_cache[key] = _figures(row, "simulated") if row else None
+        return self._sim_cache[key]
+
     def _compute(self, label: str, scenario: str, c: int) -> Figures | None:
         cell = self.ds.get(label, scenario, c)
         if cell is not None and cell.ok:
@@ -121,8 +134,4 @@ class CellSource:
             f = _figures(means, "measured")
             if f is not None:
                 return f
-        prof = self._profiles.get(label)
-        if prof is None:
-            return None
-        row = predict_cell(prof, self.scenario(scenario), c, seed=self.seed)
-        return _figures(row, "simulated")
+        return self.get_sim(label, scenario, c)

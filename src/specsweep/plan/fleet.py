@@ -1,4 +1,6 @@
-"""The fleet model: how a set of pools (config x instances x scenarios) serves a traffic mix.
+"""The cell model: how a set of pools (config x instances x scenarios) serves a traffic mix, fast enough
+to search configs and instance counts with; the figures a plan reports come from the options' whole
+fleets on the engine model (module fleetsim, ``planner.refine``).
 
 Closed loop with N requests in flight (Little's law): scenario s holds c_s = N * p_s * L_s / sum(p * L)
 of them, p the request share and L the latency. A pool of n instances serving scenarios S runs each

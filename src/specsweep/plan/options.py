@@ -86,53 +86,91 @@ def length_cut(short: list[Scenario], long: list[Scenario], mix: dict[str, float
     return best_t, best_m
 
 
+POOL_NAMES = {2: ("short", "long"), 3: ("short", "medium", "long")}
+MAX_POOLS = 3
+
+
+def compositions(n: int, k: int) -> list[tuple[int, ...]]:
+    """Every way to give n instances to k pools, each at least one."""
+    if k == 1:
+        return [(n,)] if n >= 1 else []
+    return [(a, *rest) for a in range(1, n - k + 2) for rest in compositions(n - a, k - 1)]
+
+
 def split_options(cells: CellSource, configs: list[str], mix: dict[str, float], n: int, load: float,
                   slo: dict[str, float]) -> list[Option]:  # fmt: skip
-    """The best two-pool split per length cut (scenarios ordered by nominal input length)."""
+    """Splits of the fleet into pools by input length (scenarios ordered by nominal input length):
+    the best two-pool split at every cut between scenarios, and the best three-pool split (short /
+    medium / long) over every pair of cuts, when the fleet has the instances. Configs and instance
+    counts per pool are chosen by the fleet model; thresholds by :func:`length_cut`."""
     if n < 2 or len(mix) < 2:
         return []
     scs = sorted((cells.scenario(s) for s in mix), key=lambda sc: (sc.input_len, sc.name))
+    cuts = [i for i in range(1, len(scs)) if scs[i - 1].input_len != scs[i].input_len]
     out = []
-    for i in range(1, len(scs)):
-        short, long = scs[:i], scs[i:]
-        if short[-1].input_len == long[0].input_len:
-            continue
-        best: tuple[FleetResult, list[Pool]] | None = None
-        for ca, cb in itertools.product(configs, repeat=2):
-            for na in range(1, n):
-                pools = [Pool("short", ca, tuple(s.name for s in short), na),
-                         Pool("long", cb, tuple(s.name for s in long), n - na)]  # fmt: skip
-                r = evaluate(cells, pools, mix, load, slo)
-                if best is None or _better(r, best[0]):
-                    best = (r, pools)
-        if best is None or not best[0].complete:
-            continue
-        r, pools = best
-        t, mis = length_cut(short, long, mix)
-        rules = [
-            {"match": {"input_tokens_max": t}, "pool": "short", "config": pools[0].config,
-             "scenarios": list(pools[0].scenarios), "instances": pools[0].instances},
-            {"match": {"input_tokens_min": t + 1}, "pool": "long", "config": pools[1].config,
-             "scenarios": list(pools[1].scenarios), "instances": pools[1].instances},
-        ]  # fmt: skip
-        o = Option(f"split at {t} input tokens: {pools[0].config} x{pools[0].instances} + "
-                   f"{pools[1].config} x{pools[1].instances}", "split", pools, rules, r, n)  # fmt: skip
-        o.extra = {"threshold_input_tokens": t, "misrouted_share": round(mis, 4)}
-        if mis > 0:
-            o.notes.append(f"the length rule sends {100 * mis:.1f}% of requests to the other pool than "
-                           "their scenario's (short prompts of long-prompt scenarios): harmless for speed")  # fmt: skip
-        out.append(o)
+    for k in range(2, min(MAX_POOLS, n, len(cuts) + 1) + 1):
+        found = []
+        for cut in itertools.combinations(cuts, k - 1):
+            bounds = [0, *cut, len(scs)]
+            groups = [scs[bounds[j] : bounds[j + 1]] for j in range(k)]
+            o = _best_split(cells, configs, mix, n, load, slo, groups)
+            if o is not None:
+                found.append(o)
+        if k == 2:
+            out += found
+        elif found:  # one three-pool option: the best cut pair
+            out.append(
+                max(found, key=lambda o: (o.result.meets_slo, o.result.goodput, o.result.total_throughput))
+            )
     return out
+
+
+def _best_split(cells: CellSource, configs: list[str], mix: dict[str, float], n: int, load: float,
+                slo: dict[str, float], groups: list[list[Scenario]]) -> Option | None:  # fmt: skip
+    k = len(groups)
+    names = POOL_NAMES[k]
+    best: tuple[FleetResult, list[Pool]] | None = None
+    for cfgs in itertools.product(configs, repeat=k):
+        for sizes in compositions(n, k):
+            pools = [Pool(names[j], cfgs[j], tuple(s.name for s in groups[j]), sizes[j]) for j in range(k)]
+            r = evaluate(cells, pools, mix, load, slo)
+            if best is None or _better(r, best[0]):
+                best = (r, pools)
+    if best is None or not best[0].complete:
+        return None
+    r, pools = best
+    cuts = [length_cut(groups[j], groups[j + 1], mix) for j in range(k - 1)]
+    ts = [t for t, _m in cuts]
+    if any(b <= a for a, b in itertools.pairwise(ts)):  # overlapping length ranges: no consistent rule
+        return None
+    mis = sum(m for _t, m in cuts)
+    rules = []
+    for j, p in enumerate(pools):
+        match: dict[str, int] = {}
+        if j > 0:
+            match["input_tokens_min"] = ts[j - 1] + 1
+        if j < k - 1:
+            match["input_tokens_max"] = ts[j]
+        rules.append({"match": match, "pool": p.name, "config": p.config, "scenarios": list(p.scenarios),
+                      "instances": p.instances})  # fmt: skip
+    at = " and ".join(str(t) for t in ts)
+    o = Option(f"split at {at} input tokens: " + " + ".join(f"{p.config} x{p.instances}" for p in pools), "split",
+               pools, rules, r, n)  # fmt: skip
+    o.extra = {"threshold_input_tokens": ts[0] if k == 2 else ts, "misrouted_share": round(mis, 4)}
+    if mis > 0:
+        o.notes.append(f"the length rule sends {100 * mis:.1f}% of requests to another pool than their "
+                       "scenario's (prompts of a scenario that fall in another pool's range): harmless for speed")  # fmt: skip
+    return o
 
 
 def resize_split(cells: CellSource, o: Option, mix: dict[str, float], n: int, load: float,
                  slo: dict[str, float]) -> Option | None:  # fmt: skip
-    """The same split (cut and configs) on ``n`` instances, best allocation."""
-    if n < 2:
+    """The same split (cuts and configs) on ``n`` instances, best allocation."""
+    if n < len(o.pools):
         return None
     best: Option | None = None
-    for na in range(1, n):
-        pools = [Pool(p.name, p.config, p.scenarios, na if i == 0 else n - na) for i, p in enumerate(o.pools)]
+    for sizes in compositions(n, len(o.pools)):
+        pools = [Pool(p.name, p.config, p.scenarios, sz) for p, sz in zip(o.pools, sizes, strict=True)]
         r = evaluate(cells, pools, mix, load, slo)
         if best is None or _better(r, best.result):
             best = Option(o.name, o.kind, pools, o.rules, r, n)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from specsweep.plan import options as opts
 from specsweep.plan.cells import CellSource
 from specsweep.plan.confidence import assess, config_verdicts
 from specsweep.plan.fleet import Pool, evaluate
+from specsweep.plan.fleetsim import predict_option
 from specsweep.plan.traffic import Traffic
 
 RATE_ROUNDS = 4
@@ -32,6 +33,7 @@ class Plan:
     recommended: str
     reason: str
     cells: CellSource
+    day: dict[str, Any] | None = None  # the daily profile's hours and costs (day_profile)
 
     def option(self, name: str) -> opts.Option:
         return next(o for o in self.options if o.name == name)
@@ -114,14 +116,114 @@ def make_plan(
             if o.kind == "single":
                 o.instances_needed = opts.needed(cells, lambda k: opts.single_option(cells, configs, mix, k, load_n, slo), slo)  # fmt: skip
             elif o.kind == "split":
-                o.instances_needed = opts.needed(cells, lambda k, o=o: opts.resize_split(cells, o, mix, k, load_n, slo), slo, start=2)  # fmt: skip
+                o.instances_needed = opts.needed(cells, lambda k, o=o: opts.resize_split(cells, o, mix, k, load_n, slo), slo, start=len(o.pools))  # fmt: skip
             else:
                 o.instances_needed = None
+    memo: dict[Any, dict[str, Any] | None] = {}
+    for o in options:
+        refine(cells, o, mix, load_n, slo, memo)
+        k = o.instances_needed
+        if slo and k is not None and (k > o.instances) == o.result.meets_slo:
+            o.notes.append(f"GPUs needed ({k * traffic.gpus_per_instance}) are the cell model's; on {o.instances * traffic.gpus_per_instance} GPUs the engine model "
+                           f"{'meets' if o.result.meets_slo else 'misses'} the SLO")  # fmt: skip
     vs = config_verdicts(ds)
     floor = measure_noise(ds).floor
     assessments = {o.name: assess(o, single, cells, vs, floor) for o in options}
     rec, reason = _recommend(options, assessments, slo)
-    return Plan(traffic, mix, load_n, slo, options, assessments, rec, reason, cells)
+    plan = Plan(traffic, mix, load_n, slo, options, assessments, rec, reason, cells)
+    if traffic.by_hour is not None:
+        plan.day = day_profile(plan, configs[0])
+    return plan
+
+
+def day_profile(plan: Plan, cfg0: str) -> dict[str, Any]:
+    """The daily profile: requests in flight per hour, and per option the GPU-hours of the fleet sized
+    for the peak hour kept all day (``gpu_hours_fixed``) vs scaled per hour (``gpu_hours_scaled``: the
+    fewest instances of the option's pools meeting the SLO at that hour's load by the cell model, or
+    without an SLO the same in-flight per instance as at the peak; never more than the peak fleet).
+    The adaptive option also gets the config its rule runs each hour on the peak fleet."""
+    tr, cells, mix, slo = plan.traffic, plan.cells, plan.mix, plan.slo
+    assert tr.by_hour is not None
+    gpi = tr.gpus_per_instance
+    loads: dict[float, float] = {}
+    for v in set(tr.by_hour):
+        if tr.concurrency is not None:
+            loads[v] = v
+        else:
+            n0 = next(o.instances for o in plan.options)
+            loads[v] = _in_flight(cells, cfg0, mix, n0, replace(tr, request_rate=v, by_hour=None))
+    in_flight = [loads[v] for v in tr.by_hour]
+    peak = max(in_flight)
+    out: dict[str, Any] = {"peak_hour": tr.peak_hour, "in_flight_by_hour": [round(x, 1) for x in in_flight],
+                           "options": {}}  # fmt: skip
+    for o in plan.options:
+        n = o.instances
+        least = len(o.pools)
+        per_load: dict[float, int] = {}
+        for x in set(in_flight):
+            if slo:
+                k_ok = n
+                for k in range(least, n + 1):
+                    pools = _resized(o, k)
+                    if pools is not None and evaluate(cells, pools, mix, x, slo).meets_slo:
+                        k_ok = k
+                        break
+                per_load[x] = k_ok
+            else:
+                per_load[x] = min(n, max(least, math.ceil(n * x / peak - 1e-9)))
+        inst = [per_load[x] for x in in_flight]
+        row: dict[str, Any] = {"gpus_by_hour": [k * gpi for k in inst], "gpu_hours_fixed": n * gpi * 24,
+                               "gpu_hours_scaled": sum(inst) * gpi}  # fmt: skip
+        if o.kind == "adaptive":
+            t = int(o.extra["threshold_in_flight_per_instance"])
+            low, high = o.rules[0]["config"], o.rules[1]["config"]
+            row["config_by_hour"] = [high if x / n >= t else low for x in in_flight]
+        out["options"][o.name] = row
+    return out
+
+
+def _resized(o: opts.Option, k: int) -> list[Pool] | None:
+    """The option's pools on k instances in all, split in the peak fleet's proportions (each >= 1)."""
+    if k < len(o.pools):
+        return None
+    n = o.instances
+    sizes = [max(1, round(p.instances * k / n)) for p in o.pools]
+    while sum(sizes) > k:
+        sizes[sizes.index(max(sizes))] -= 1
+    while sum(sizes) < k:
+        sizes[sizes.index(min(sizes))] += 1
+    return [Pool(p.name, p.config, p.scenarios, s) for p, s in zip(o.pools, sizes, strict=True)]
+
+
+def refine(cells: CellSource, o: opts.Option, mix: dict[str, float], in_flight: float,
+           slo: dict[str, float], memo: dict[Any, dict[str, Any] | None]) -> None:  # fmt: skip
+    """Replaces the option's cell-model figures by its whole fleet on the engine model (module fleetsim:
+    mixed pools' interference, misrouting, per-pool load swings), calibrated to the measured cells; the
+    cell model's figures stay under ``cell_model``."""
+    r = o.result
+    bounds = tuple((str(x["pool"]), x["match"].get("input_tokens_min"), x["match"].get("input_tokens_max"))
+                   for x in o.rules if isinstance(x["match"], dict))  # fmt: skip
+    key = (tuple(o.pools), bounds)  # the adaptive option at its active config is the single one
+    if key not in memo:
+        memo[key] = predict_option(cells, o, mix, max(1, round(in_flight)), slo)
+    pred = memo[key]
+    if pred is None:
+        o.extra["engine_model"] = "not run: a config has no simulator profile (cell model figures)"
+        return
+    o.extra["cell_model"] = {"total_throughput": round(r.total_throughput, 1), "goodput": round(r.goodput, 1),
+                             "p99_ttft_ms": round(r.p99_ttft_ms, 1), "p99_tpot_ms": round(r.p99_tpot_ms, 2)}  # fmt: skip
+    o.extra["engine_model"] = {k: pred[k] for k in ("simulator_only", "throughput_calibration", "tail_calibration",
+                                                    "requests")}  # fmt: skip
+    r.total_throughput, r.goodput = pred["total_throughput"], pred["goodput"]
+    r.p99_ttft_ms, r.p99_tpot_ms = pred["p99_ttft_ms"], pred["p99_tpot_ms"]
+    scale = r.total_throughput / (sum(sum(p.throughput.values()) for p in r.pools) or 1.0)
+    for p in r.pools:
+        p.throughput = {s: v * scale for s, v in p.throughput.items()}
+    o.extra["per_scenario_p99"] = {
+        s: {k: round(v, 2) for k, v in d.items()} for s, d in pred["per_scenario"].items()
+    }
+    r.meets_slo = (r.complete and r.p99_ttft_ms <= slo.get("ttft_p99_ms", math.inf)
+                   and r.p99_tpot_ms <= slo.get("tpot_p99_ms", math.inf))  # fmt: skip
 
 
 def _recommend(
@@ -175,9 +277,14 @@ def to_json(plan: Plan) -> dict[str, Any]:
                        "engine_flags": _flags(plan, p.pool.config)} for p in r.pools],
             "notes": o.notes, **o.extra,
         })  # fmt: skip
-    return {"traffic": {"mix": plan.mix, "in_flight": round(plan.in_flight, 1), "slo": plan.slo,
-                        "gpus_per_instance": gpi},
-            "options": out, "recommended": plan.recommended, "reason": plan.reason}  # fmt: skip
+    if plan.day is not None:
+        for o_view in out:
+            o_view["day"] = plan.day["options"].get(o_view["name"])
+    traffic: dict[str, Any] = {"mix": plan.mix, "in_flight": round(plan.in_flight, 1), "slo": plan.slo,
+                               "gpus_per_instance": gpi}  # fmt: skip
+    if plan.day is not None:
+        traffic.update(peak_hour=plan.day["peak_hour"], in_flight_by_hour=plan.day["in_flight_by_hour"])
+    return {"traffic": traffic, "options": out, "recommended": plan.recommended, "reason": plan.reason}
 
 
 def _flags(plan: Plan, label: str) -> dict[str, str | None]:

@@ -27,7 +27,7 @@ def to_markdown(view: dict[str, Any]) -> str:
     slo = ", ".join(f"{k}={v:g}" for k, v in t["slo"].items()) or "none"
     lines += [f"Traffic: {mix}; {t['in_flight']:g} requests in flight; SLO: {slo}; "
               f"{t['gpus_per_instance']} GPU(s) per instance.", ""]  # fmt: skip
-    lines += ["| option | kind | GPUs (needed) | tok/s | goodput | p99 TTFT ms | p99 TPOT ms | meets SLO | "
+    lines += ["| option | kind | GPUs (needed, cell model) | tok/s | goodput | p99 TTFT ms | p99 TPOT ms | meets SLO | "
               "vs single [interval] | how sure | source |",
               "|---|---|---:|---:|---:|---:|---:|---|---|---|---|"]  # fmt: skip
     for o in view["options"]:
@@ -40,6 +40,31 @@ def to_markdown(view: dict[str, Any]) -> str:
             f"{o.get('confidence')} | {o['source']} |"
         )
     lines += ["", f"**Recommended: {view['recommended']}** - {view['reason']}.", ""]
+    lines += [
+        "Figures: each option's whole fleet run on the simulator's engine model (mixed pools' prefill "
+        "interference included), scaled to the measured cells where they exist; `cell_model` in the JSON "
+        "keeps the per-cell model's figures.",
+        "",
+    ]
+    if t.get("in_flight_by_hour"):
+        hours = t["in_flight_by_hour"]
+        lines += [f"Daily profile: sized for the peak hour {t['peak_hour']:02d}:00 ({max(hours):g} in flight); "
+                  "GPU-hours over the day, the peak fleet kept all day vs scaled per hour:", "",
+                  "| option | GPU-hours fixed | GPU-hours scaled | saving |", "|---|---:|---:|---:|"]  # fmt: skip
+        for o in view["options"]:
+            d = o.get("day") or {}
+            if d:
+                save = 1 - d["gpu_hours_scaled"] / d["gpu_hours_fixed"]
+                lines.append(
+                    f"| {o['name']} | {d['gpu_hours_fixed']:,} | {d['gpu_hours_scaled']:,} | {100 * save:.0f}% |"
+                )
+        lines.append("")
+        for o in view["options"]:
+            d = o.get("day") or {}
+            if d.get("config_by_hour"):
+                runs = [f"{h:02d}:00 {c}" for h, c in enumerate(d["config_by_hour"])
+                        if h == 0 or c != d["config_by_hour"][h - 1]]  # fmt: skip
+                lines += [f"{o['name']}: " + ", ".join(runs) + ".", ""]
     for o in view["options"]:
         lines += [f"## {o['name']}", "", f"Rules: {_rules(o)}", ""]
         for p in o["pools"]:
@@ -63,7 +88,8 @@ def to_markdown(view: dict[str, Any]) -> str:
             r = o["replayed"]
             lines.append(f"- replayed on the simulator: {r['total_throughput']:,.0f} tok/s, p99 TTFT "
                          f"{r['p99_ttft_ms']:,.0f} ms, p99 TPOT {r['p99_tpot_ms']:.1f} ms "
-                         f"({'within' if r.get('within') else 'OUTSIDE'} the stated uncertainty)")  # fmt: skip
+                         f"({'within' if r.get('within') else 'OUTSIDE'} the stated uncertainty "
+                         + ", ".join(f"{k} +-{100 * v:.0f}%" for k, v in (r.get("tolerance") or {}).items()) + ")")  # fmt: skip
         for n in o.get("notes", []):
             lines.append(f"- note: {n}")
         lines.append("")

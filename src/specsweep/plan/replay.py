@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -24,20 +25,17 @@ import aiohttp
 import numpy as np
 
 from specsweep.errors import BenchError
+from specsweep.plan import fleetsim
 from specsweep.plan.options import Option
 from specsweep.plan.planner import Plan
 from specsweep.sim.serve import SubprocessServer
-from specsweep.workload.lengths import sample_lengths
 
-# The fleet model's stated accuracy against the engine it models (besides the profile's own fit error):
-# the mix is built from homogeneous cells (module fleet), which ignores how long prompts' prefills
-# slow the short requests sharing their batch; tails of a mix are modelled, not measured.
-MODEL_TOLERANCE = {"total_throughput": 0.15, "p99_ttft_ms": 0.5, "p99_tpot_ms": 0.3}
 MAX_MODEL_LEN = 1 << 17
 
 
 @dataclass
 class Sent:
+    index: int  # order of sending
     pool: str
     prompt: int
     output: int
@@ -49,27 +47,12 @@ class Sent:
 
 def route(opt: Option, n_input: int) -> str:
     """The pool a request goes to under the option's rules (input-token bounds; else the first pool)."""
-    for r in opt.rules:
-        m = r["match"]
-        if not isinstance(m, dict):
-            return str(r["pool"])
-        lo, hi = m.get("input_tokens_min", 0), m.get("input_tokens_max", math.inf)
-        if ("input_tokens_min" in m or "input_tokens_max" in m) and lo <= n_input <= hi:
-            return str(r["pool"])
-    return opt.pools[0].name
+    return fleetsim.route(opt.rules, opt.pools[0].name, n_input)
 
 
 def requests_for(plan: Plan, n: int, seed: int) -> list[tuple[str, int, int]]:
-    """n (scenario, input tokens, output tokens), scenarios drawn by share, lengths by the scenario."""
-    rng = np.random.default_rng(seed)
-    names = list(plan.mix)
-    pick = rng.choice(len(names), size=n, p=np.asarray([plan.mix[s] for s in names]))
-    out = []
-    for i, k in enumerate(pick):
-        sc = plan.cells.scenario(names[int(k)])
-        ins, outs = sample_lengths(sc, 1, seed * 100_003 + i)
-        out.append((sc.name, ins[0], outs[0]))
-    return out
+    """n (scenario, input tokens, output tokens), as the engine-model prediction draws them."""
+    return fleetsim.draw_requests(plan.cells, plan.mix, n, seed)
 
 
 async def _one(session: aiohttp.ClientSession, url: str, s: Sent, model: str) -> None:
@@ -103,7 +86,7 @@ async def _drive(opt: Option, urls: dict[str, list[str]], reqs: list[tuple[str, 
                 _sc, n_in, n_out = queue.pop()
                 pool = route(opt, n_in)
                 url = min(urls[pool], key=lambda u: busy[u])
-                s = Sent(pool, n_in, n_out)
+                s = Sent(len(sent), pool, n_in, n_out)
                 sent.append(s)
                 busy[url] += 1
                 try:
@@ -118,15 +101,19 @@ async def _drive(opt: Option, urls: dict[str, list[str]], reqs: list[tuple[str, 
     return sent, t0, min(drained) if drained else time.perf_counter()
 
 
-def figures(sent: list[Sent], t0: float, t_steady_end: float, time_scale: float) -> dict[str, float]:
+def figures(
+    sent: list[Sent], t0: float, t_steady_end: float, time_scale: float, warmup: int
+) -> dict[str, float]:
+    """Throughput over the steady state; tails over the requests sent after the first ``warmup``."""
     done = [s for s in sent if s.ok and s.t_end is not None and s.t_first is not None]
     if not done:
         raise BenchError("replay: no request completed")
     steady = [s for s in done if (s.t_end or 0) <= t_steady_end]
     span = max(t_steady_end - t0, 1e-9) * time_scale
-    ttft = [((s.t_first or 0) - s.t_send) * time_scale * 1000 for s in done]
+    tail = [s for s in done if s.index >= warmup] or done
+    ttft = [((s.t_first or 0) - s.t_send) * time_scale * 1000 for s in tail]
     tpot = [
-        ((s.t_end or 0) - (s.t_first or 0)) * time_scale * 1000 / (s.output - 1) for s in done if s.output > 1
+        ((s.t_end or 0) - (s.t_first or 0)) * time_scale * 1000 / (s.output - 1) for s in tail if s.output > 1
     ]
     return {
         "total_throughput": round(sum(s.prompt + s.output for s in steady) / span, 1),
@@ -156,16 +143,42 @@ def replay_option(
                     startup_timeout_s=60.0))  # fmt: skip
                 urls.setdefault(p.name, []).append(srv.url)
         sent, t0, t_end = asyncio.run(_drive(opt, urls, reqs, in_flight, model))
-    return figures(sent, t0, t_end, time_scale)
+    out: dict[str, Any] = figures(sent, t0, t_end, time_scale, in_flight)
+    # the servers keep virtual time only while the host keeps up: a loaded host skews the replay
+    out["host"] = {"load_1min": round(os.getloadavg()[0], 2), "cores": os.cpu_count()}
+    return out
 
 
-def tolerance(plan: Plan, opt: Option) -> dict[str, float]:
-    """Stated uncertainty of an option's figures against the simulator: the model's own tolerance plus
-    the profiles' fit error, weighted by each pool's share of the tokens."""
-    total = opt.result.total_throughput or 1.0
-    err = sum(sum(p.throughput.values()) / total * (plan.cells.sim_error(p.pool.config) or 0.0)
-              for p in opt.result.pools)  # fmt: skip
-    return {k: round(v + err, 3) for k, v in MODEL_TOLERANCE.items()}
+def tolerance(plan: Plan, opt: Option, view: dict[str, Any], n_requests: int) -> dict[str, dict[str, float]]:
+    """Stated uncertainty (a fraction) of the option's predicted figures against a replay of
+    ``n_requests`` on the simulator, computed per figure from three parts that add in log:
+
+    - calibration: the prediction scales the engine model to the measured cells; the replay runs the
+      uncalibrated simulator, so it is expected to differ by that factor (|log(predicted / simulator
+      only)|, 0 for an option resting on simulated cells only);
+    - short_run: the prediction is the long run (fleetsim.predict_requests); a replay of fewer requests
+      is more start ramp: |log(mean of virtual runs of the replay's size / simulator only)|;
+    - sampling: one replay is one draw; the 95% prediction interval of such a draw, from virtual runs
+      of the same size (fleetsim.replay_spread).
+
+    Returns {figure: {"total", "calibration", "short_run", "sampling"}}.
+    """
+    in_flight = max(1, round(plan.in_flight))
+    n = max(n_requests, 2 * in_flight)
+    spread = fleetsim.replay_spread(plan.cells, opt, plan.mix, in_flight, n)
+    em = opt.extra.get("engine_model")
+    sim_only = em.get("simulator_only", {}) if isinstance(em, dict) else {}
+    out = {}
+    for k, (mean_log, sp) in spread.items():
+        pred, raw = view.get(k), sim_only.get(k)
+        cal = short = 0.0
+        if isinstance(pred, (int, float)) and isinstance(raw, (int, float)) and pred > 0 and raw > 0:
+            cal = abs(math.log(pred / raw))
+            short = abs(mean_log - math.log(raw)) if math.isfinite(mean_log) else 0.0
+        total = math.expm1(cal + short + math.log1p(sp)) if math.isfinite(sp) else math.nan
+        out[k] = {"total": round(total, 3), "calibration": round(math.expm1(cal), 3),
+                  "short_run": round(math.expm1(short), 3), "sampling": round(sp, 3)}  # fmt: skip
+    return out
 
 
 def validate_plan(plan: Plan, view: dict[str, Any], *, time_scale: float, n_requests: int) -> None:
@@ -174,12 +187,13 @@ def validate_plan(plan: Plan, view: dict[str, Any], *, time_scale: float, n_requ
         opt = plan.option(o_view["name"])
         rep = replay_option(plan, opt, time_scale=time_scale, n_requests=n_requests)
         if "skipped" not in rep:
-            tol = tolerance(plan, opt)
+            parts = tolerance(plan, opt, o_view, n_requests)
+            tol = {k: v["total"] for k, v in parts.items()}
             within = {}
             for k, t in tol.items():
                 pred, got = o_view.get(k), rep.get(k)
                 if isinstance(pred, (int, float)) and isinstance(got, (int, float)) and pred > 0:
-                    within[k] = abs(got / pred - 1) <= t
-            rep.update(tolerance=tol, within_each=within, within=all(within.values()) if within else False,
+                    within[k] = abs(math.log(got / pred)) <= math.log1p(t)
+            rep.update(tolerance=tol, tolerance_parts=parts, within_each=within, within=all(within.values()) if within else False,
                        time_scale=time_scale)  # fmt: skip
         o_view["replayed"] = rep

@@ -50,7 +50,10 @@ def router_config(opt: Option, view: dict[str, Any]) -> dict[str, Any]:
     for r in opt.rules:
         m = r["match"]
         if isinstance(m, dict) and "input_tokens_min" in m:
-            rules.append(f'prompts of more than {m["input_tokens_min"] - 1} tokens: "tags": ["{r["pool"]}"]')
+            upto = f" and at most {m['input_tokens_max']}" if "input_tokens_max" in m else ""
+            rules.append(
+                f'prompts of more than {m["input_tokens_min"] - 1}{upto} tokens: "tags": ["{r["pool"]}"]'
+            )
     why = WHY
     if opt.kind == "adaptive":
         why += (" The load-adaptive option switches configs by sustained load: engines fix the number of "

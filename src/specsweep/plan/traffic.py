@@ -2,6 +2,10 @@
 
     mix: {SCENARIO_OR_CATEGORY: share, ...}   # request shares, summing to 1
     load: {concurrency: N} | {request_rate: R}  # users in flight (closed loop) or req/s (open loop)
+        | {concurrency_by_hour: {HOUR: N, ...}} | {request_rate_by_hour: {HOUR: R, ...}}
+                                               # a daily profile: hours 0-23, each value holds until the
+                                               # next listed hour (wrapping at midnight); the plan is
+                                               # sized for the peak hour and costed over the day
     gpus_per_instance: 8                       # GPUs one server of the measured configs occupies
     profiles: {CONFIG_LABEL: SIM_PROFILE}      # optional: simulator profile per config
 
@@ -31,6 +35,11 @@ class Traffic:
     gpus_per_instance: int = 1
     profiles: dict[str, str] = field(default_factory=dict)
     file: str = "<traffic>"
+    by_hour: tuple[float, ...] | None = None  # 24 values (concurrency or request rate) when a profile
+
+    @property
+    def peak_hour(self) -> int | None:
+        return None if self.by_hour is None else max(range(24), key=lambda h: self.by_hour[h])  # type: ignore[index]
 
 
 def _num(v: Any, where: str, file: str, *, positive: bool = True) -> float:
@@ -65,17 +74,25 @@ def parse_traffic(data: Any, file: str = "<traffic>") -> Traffic:
         listed = ", ".join(f"{k}={v:g}" for k, v in mix.items())
         raise ConfigError(f"shares must sum to 1, got {total:g} ({listed})", file=file, path="mix")
     load = data.get("load")
-    if (
-        not isinstance(load, dict)
-        or len(load) != 1
-        or next(iter(load)) not in ("concurrency", "request_rate")
-    ):
+    kinds = ("concurrency", "request_rate", "concurrency_by_hour", "request_rate_by_hour")
+    if not isinstance(load, dict) or len(load) != 1 or next(iter(load)) not in kinds:
         raise ConfigError(
-            f"'load' must be {{concurrency: N}} or {{request_rate: R}}, got {load!r}", file=file, path="load"
+            f"'load' must be {{concurrency: N}}, {{request_rate: R}}, {{concurrency_by_hour: {{HOUR: N, ...}}}} "
+            f"or {{request_rate_by_hour: {{HOUR: R, ...}}}}, got {load!r}",
+            file=file,
+            path="load",
         )
     conc: int | None = None
     rate: float | None = None
-    if "concurrency" in load:
+    by_hour: tuple[float, ...] | None = None
+    key = next(iter(load))
+    if key.endswith("_by_hour"):
+        by_hour = _hours(load[key], f"load.{key}", file, integer=key.startswith("concurrency"))
+        if key.startswith("concurrency"):
+            conc = int(max(by_hour))
+        else:
+            rate = max(by_hour)
+    elif "concurrency" in load:
         c = _num(load["concurrency"], "load.concurrency", file)
         if c != int(c):
             raise ConfigError(f"expected a positive integer, got {c!r}", file=file, path="load.concurrency")
@@ -89,7 +106,24 @@ def parse_traffic(data: Any, file: str = "<traffic>") -> Traffic:
     profiles = data.get("profiles") or {}
     if not isinstance(profiles, dict) or not all(isinstance(v, str) for v in profiles.values()):
         raise ConfigError("'profiles' must map config labels to simulator profile names", file=file, path="profiles")  # fmt: skip
-    return Traffic({k: v / total for k, v in mix.items()}, conc, rate, int(g), {str(k): v for k, v in profiles.items()}, file)  # fmt: skip
+    return Traffic({k: v / total for k, v in mix.items()}, conc, rate, int(g), {str(k): v for k, v in profiles.items()}, file, by_hour)  # fmt: skip
+
+
+def _hours(raw: Any, where: str, file: str, *, integer: bool) -> tuple[float, ...]:
+    """{HOUR: value} (hours 0-23) -> 24 values, each listed value holding until the next listed hour."""
+    if not isinstance(raw, dict) or not raw:
+        raise ConfigError(f"expected a mapping of hours 0-23 to loads, e.g. {{0: 20, 8: 120, 18: 60}}, got {raw!r}",
+                          file=file, path=where)  # fmt: skip
+    given: dict[int, float] = {}
+    for h, v in raw.items():
+        if isinstance(h, bool) or not isinstance(h, int) or not 0 <= h <= 23:
+            raise ConfigError(f"hour {h!r}; expected an integer 0-23", file=file, path=f"{where}.{h}")
+        x = _num(v, f"{where}.{h}", file)
+        if integer and x != int(x):
+            raise ConfigError(f"expected a positive integer, got {v!r}", file=file, path=f"{where}.{h}")
+        given[h] = x
+    hours = sorted(given)
+    return tuple(given[max((g for g in hours if g <= h), default=hours[-1])] for h in range(24))
 
 
 def load_traffic(path: str | Path) -> Traffic:
