@@ -84,8 +84,8 @@ def test_stopped_client_stamps_hold_within_their_bounds() -> None:
 
 
 def test_starved_client_is_measured_and_ruled_invalid() -> None:
-    """From its second request on, the client is pinned to one CPU at nice 10 beside a busy process
-    at nice 0 and gets ~10% of it: the self-check measures how long its loop waited for the CPU and
+    """From its second request on, the client is pinned to one CPU at nice 19 beside a busy process
+    at nice 0 and gets ~1.5% of it: the self-check measures how long its loop waited for the CPU and
     rules the run invalid, naming it."""
     cpu = max(os.sched_getaffinity(0))
     with ProcessServer(SCRIPT) as ps:
