@@ -134,7 +134,8 @@ def test_worker_killed_mid_config_is_survived(cluster: None, tmp_path: Path) -> 
     rows = rd.summary()
     lost = [r for r in rows if r["status"] == "failed"]
     assert lost and all("lost" in r["error"] and r["attempt"] == 1 for r in lost), lost
-    assert {r["attempt"] for r in rows if r["status"] == "ok"} >= {2}  # retried elsewhere
+    # retried elsewhere (measured; a busy 2-core host with Ray starting may mark it invalid, with why)
+    assert {r["attempt"] for r in rows if r["status"] in ("ok", "invalid")} >= {2}
     assert rd.finished() == {(c.cell_id, 0) for c in plan.all_cells()}  # every cell done in the end
     assert out.counts["ok"] + out.counts.get("invalid", 0) == 3
     # The first attempt's server outlived its worker; the watchdog stopped it.
