@@ -16,7 +16,7 @@ Exit codes of the ``specsweep`` command (docs/getting-started.md lists them for 
     1    done, but something measured failed: ``run`` has failed cells, ``preflight`` a failed check,
          or ``run`` could not write its run dir (finished cells kept)
     2    a SpecsweepError: bad flag, experiment, data, or a missing optional dependency
-    3    ServerError
+    3    ServerError (reserved: ``run`` records a failed server's cells as data and exits 1)
     4    BenchError
     5    ``bench`` measured, but its self-check marked the measurement invalid (the client's
          own timing could be off by more than the contract allows; the result, written in full,

@@ -98,6 +98,26 @@ def _check_timing(backend: str) -> None:
         assert res["mean_tokens_per_chunk"] == pytest.approx(sum(script.tokens[1:]) / len(script.gaps_s))
 
 
+async def _bench_with_stuck_loop(url: str, every_s: float, stuck_s: float):  # type: ignore[no-untyped-def]
+    """One benchmark (4 requests, one at a time) while the client's own event loop is blocked for
+    ``stuck_s`` after every ``every_s`` of sleep: nothing is read meanwhile."""
+    done = asyncio.Event()
+
+    async def hog() -> None:
+        while not done.is_set():
+            await asyncio.sleep(every_s)
+            time.sleep(stuck_s)
+
+    cfg = BenchConfig(base_url=url, scenario=SC, backend="vllm", num_prompts=4, max_concurrency=1,
+                      scrape_metrics=False, quiet=True)  # fmt: skip
+    h = asyncio.ensure_future(hog())
+    try:
+        return await run_bench_async(cfg)
+    finally:
+        done.set()
+        await h
+
+
 @pytest.mark.skipif(kstamp.SO_TIMESTAMPNS is None, reason="kernel receive stamps are Linux-only")
 def test_busy_client_still_stamps_kernel_arrival_times() -> None:
     """A client whose event loop is stuck for 10 ms out of every 12 (as under hundreds of ready
@@ -106,25 +126,8 @@ def test_busy_client_still_stamps_kernel_arrival_times() -> None:
     share the newest one's stamp: the kernel stamps a read, not each write; docs/metrics.md.)"""
     script = Script(ttft_s=0.03, gaps_s=[0.016, 0.021, 0.017, 0.025], tokens=[1, 2, 3, 1, 2])
 
-    async def run(url: str):  # type: ignore[no-untyped-def]
-        done = asyncio.Event()
-
-        async def hog() -> None:
-            while not done.is_set():
-                await asyncio.sleep(0.002)
-                time.sleep(0.01)  # the loop is stuck: nothing is read meanwhile
-
-        cfg = BenchConfig(base_url=url, scenario=SC, backend="vllm", num_prompts=4, max_concurrency=1,
-                          scrape_metrics=False, quiet=True)  # fmt: skip
-        h = asyncio.ensure_future(hog())
-        try:
-            return await run_bench_async(cfg)
-        finally:
-            done.set()
-            await h
-
     with ProcessServer(script) as ps:
-        out = asyncio.run(run(ps.url))
+        out = asyncio.run(_bench_with_stuck_loop(ps.url, every_s=0.002, stuck_s=0.01))
         writes, recv = ps.fetch()
     assert out.result["arrival_stamps"] == "kernel"
     recs = sorted((r for r in out.records if not r.is_warmup), key=lambda r: r.send_ns)
@@ -176,25 +179,8 @@ def test_chunks_read_together_carry_a_bound_that_holds_the_truth() -> None:
     server's write must lie within [stamp - bound, stamp], and the run is invalid with the reason."""
     script = Script(ttft_s=0.02, gaps_s=[0.008, 0.012, 0.009, 0.011], tokens=[1, 1, 1, 1, 1])
 
-    async def run(url: str):  # type: ignore[no-untyped-def]
-        done = asyncio.Event()
-
-        async def hog() -> None:
-            while not done.is_set():
-                await asyncio.sleep(0.001)
-                time.sleep(0.03)
-
-        cfg = BenchConfig(base_url=url, scenario=SC, backend="vllm", num_prompts=4, max_concurrency=1,
-                          scrape_metrics=False, quiet=True)  # fmt: skip
-        h = asyncio.ensure_future(hog())
-        try:
-            return await run_bench_async(cfg)
-        finally:
-            done.set()
-            await h
-
     with ProcessServer(script) as ps:
-        out = asyncio.run(run(ps.url))
+        out = asyncio.run(_bench_with_stuck_loop(ps.url, every_s=0.001, stuck_s=0.03))
         writes, _ = ps.fetch()
     recs = sorted((r for r in out.records if not r.is_warmup), key=lambda r: r.send_ns)
     bounded = 0
