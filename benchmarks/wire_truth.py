@@ -26,6 +26,7 @@ import contextlib
 import itertools
 import json
 import os
+import re
 import shutil
 import signal
 import struct
@@ -151,13 +152,25 @@ def read_pcap(path: Path) -> Iterator[tuple[int, int, int, int, bytes]]:
         yield sec * 1_000_000_000 + frac * scale, sport, dport, seq, payload
 
 
-def wire_requests(path: Path, server_port: int) -> list[tuple[int, list[int]]]:
-    """Per request on the wire: (time of the request's last packet, times of its SSE-data packets).
-    A retransmitted segment (the same bytes again: a busy host's ACKs come late and TCP's loss probe
-    resends) is not a new packet: only its first transmission counts. Counting a resent request as a
-    new one would start that request's TTFT at the resend and make the wire look faster."""
-    cur: dict[int, list[Any]] = {}  # client port -> [request's last packet ns, data packet ns list]
-    out: list[list[Any]] = []
+_WRITE_STAMP = re.compile(rb'" t(\d+)"')
+
+
+@dataclass
+class WireRequest:
+    sent: int  # capture ns of the request's last packet
+    data: list[int]  # capture ns of its SSE-data packets
+    first_write: int | None  # the server's write time carried by its first chunk (firehose), if seen
+
+
+def wire_requests(path: Path, server_port: int) -> list[WireRequest]:
+    """Per request on the wire: the time of the request's last packet, the times of its SSE-data
+    packets, and the write stamp its first chunk carries (which names the same request in the
+    client's records). A retransmitted segment (the same bytes again: a busy host's ACKs come late
+    and TCP's loss probe resends) is not a new packet: only its first transmission counts. Counting a
+    resent request as a new one would start that request's TTFT at the resend and make the wire look
+    faster."""
+    cur: dict[int, WireRequest] = {}  # client port -> its current request
+    out: list[WireRequest] = []
     sent: set[tuple[int, int, int]] = set()
     for t, sport, dport, seq, pl in read_pcap(path):
         if pl:
@@ -166,18 +179,20 @@ def wire_requests(path: Path, server_port: int) -> list[tuple[int, list[int]]]:
             sent.add((sport, dport, seq))
         if dport == server_port and pl:
             if pl.startswith(b"POST"):
-                cur[sport] = req = [t, []]
+                cur[sport] = req = WireRequest(t, [], None)
                 out.append(req)
-            elif (r := cur.get(sport)) is not None and not r[1]:  # the request's body: sent later
-                r[0] = t
+            elif (r := cur.get(sport)) is not None and not r.data:  # the request's body: sent later
+                r.sent = t
         elif (
             sport == server_port
             and b"data:" in pl
             and not (b"[DONE]" in pl and pl.count(b"data:") == 1)  # the end marker alone: no token
             and (r := cur.get(dport)) is not None
         ):
-            r[1].append(t)
-    return [(r[0], r[1]) for r in out if r[1]]
+            if not r.data and (m := _WRITE_STAMP.search(pl)):
+                r.first_write = int(m.group(1))
+            r.data.append(t)
+    return [r for r in out if r.data]
 
 
 # ------------------------------------------------------------------------------------------- runs
@@ -187,7 +202,10 @@ class Row:
     host: str
     concurrency: int
     workers: int
-    n_wire: int = 0
+    n_wire: int = 0  # requests with an answer on the wire
+    n_client: int = 0  # requests the client counted as completed (its figures are over these)
+    n_paired: int = 0  # of those, found on the wire (the wire's figures are over these)
+    pair_diff: tuple[float, float] = (0.0, 0.0)  # |client TTFT - wire TTFT| per request: p99, max (ms)
     wire: dict[str, float] = field(default_factory=dict)
     client_figs: dict[str, float] = field(default_factory=dict)
     invalid: bool | None = None
@@ -202,10 +220,16 @@ class Row:
         return {k: self.client_figs[k] - self.wire[k] for k in self.wire if k in self.client_figs}
 
     @property
+    def counts(self) -> str:
+        return f"{self.n_wire} / {self.n_client} / {self.n_paired}"
+
+    @property
     def verdict(self) -> str:
         d = self.diff
         if not d:
             return "n/a"
+        if self.n_paired < self.n_client:
+            return "unpaired"
         ok = (abs(d.get("ttft_p99", 0)) <= 2.0 and abs(d.get("ttft_mean", 0)) <= 1.0
               and abs(d.get("itl_p99", 0)) <= 2.0)  # fmt: skip
         if ok:
@@ -224,21 +248,47 @@ class Row:
         return "yes" if ok else "NO"
 
 
-def wire_figures(reqs: list[tuple[int, list[int]]]) -> dict[str, float]:
-    ttft = np.asarray([(c[0] - s) / 1e6 for s, c in reqs])
-    gaps = np.asarray([(b - a) / 1e6 for _, c in reqs for a, b in itertools.pairwise(c)] or [0.0])
+def wire_figures(reqs: list[WireRequest]) -> dict[str, float]:
+    ttft = np.asarray([(r.data[0] - r.sent) / 1e6 for r in reqs])
+    gaps = np.asarray([(b - a) / 1e6 for r in reqs for a, b in itertools.pairwise(r.data)] or [0.0])
     return {"ttft_mean": float(ttft.mean()), "ttft_p50": float(np.percentile(ttft, 50)),
             "ttft_p99": float(np.percentile(ttft, 99)), "itl_p99": float(np.percentile(gaps, 99))}  # fmt: skip
 
 
-def run_specsweep(url: str, c: int, n: int, chunks: int, workers: int, out: Path) -> dict[str, Any]:
-    res = out / "result.jsonl"
+def pair(reqs: list[WireRequest], done: list[tuple[str, float]]) -> tuple[list[WireRequest], list[float]]:
+    """The wire's requests that the client completed, and per request client TTFT - wire TTFT (ms).
+    ``done``: (output text, client TTFT ms) per completed request; the first write stamp in the text
+    names the request on the wire. A client's figures are over its completed requests only, so the
+    wire's must be over the same ones: a request the client failed (or dropped) but the wire saw
+    answered would otherwise move the wire's mean and not the client's."""
+    by_write = {r.first_write: r for r in reqs if r.first_write is not None}
+    same: list[WireRequest] = []
+    diffs: list[float] = []
+    for text, ttft in done:
+        m = re.search(r"t(\d+)", text or "")
+        if m and (r := by_write.get(int(m.group(1)))) is not None:
+            same.append(r)
+            diffs.append(ttft - (r.data[0] - r.sent) / 1e6)
+    return same, diffs
+
+
+def run_specsweep(
+    url: str, c: int, n: int, chunks: int, workers: int, out: Path
+) -> tuple[dict[str, Any], list[tuple[str, float]]]:
+    """specsweep bench's result line, and (text, TTFT ms) of each completed request from its records.
+    Every request asks for exactly ``chunks`` tokens (range ratio 1), what firehose streams."""
+    res, recs = out / "result.jsonl", out / "records.jsonl"
     cmd = [sys.executable, "-m", "specsweep", "bench", "--backend", "vllm", "--model", "firehose", "--base-url", url,
-           "--random-input-len", "16", "--random-output-len", str(chunks), "--num-prompts", str(n),
-           "--max-concurrency", str(c), "--workers", str(workers), "--disable-spec-metrics", "--quiet",
-           "--output-file", str(res)]  # fmt: skip
+           "--random-input-len", "16", "--random-output-len", str(chunks), "--random-range-ratio", "1",
+           "--num-prompts", str(n), "--max-concurrency", str(c), "--workers", str(workers), "--disable-spec-metrics",
+           "--quiet", "--keep-text", "--output-file", str(res), "--records", str(recs)]  # fmt: skip
     subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
-    return dict(json.loads(res.read_text().splitlines()[-1]))
+    done = []
+    for line in recs.read_text().splitlines():
+        r = json.loads(line)
+        if not r["is_warmup"] and not r["error_kind"] and r["chunk_ns"]:
+            done.append((r["output_text"] or "", (r["chunk_ns"][0] - r["send_ns"]) / 1e6))
+    return dict(json.loads(res.read_text().splitlines()[-1])), done
 
 
 def sglang_cmd(url: str, c: int, n: int, chunks: int, out: Path) -> list[str] | None:
@@ -266,18 +316,24 @@ def one(
         return row
     with capture(tcpdump, port, d / "cap.pcap") as info:
         if client == "specsweep":
-            res = run_specsweep(url, c, n, chunks, workers, d)
+            res, done = run_specsweep(url, c, n, chunks, workers, d)
         else:
             assert cmd is not None
             subprocess.run(
                 cmd, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600
             )
             res = json.loads((d / "sglang.jsonl").read_text().splitlines()[-1])
+            done = [(t, x * 1000) for t, x, e in zip(res["generated_texts"], res["ttfts"], res["errors"], strict=False)
+                    if not e and x > 0]  # fmt: skip
     row.dropped = int(info.get("dropped", 0))
     reqs = wire_requests(d / "cap.pcap", port)
-    row.n_wire = len(reqs)
-    if reqs:
-        row.wire = wire_figures(reqs)
+    row.n_wire, row.n_client = len(reqs), len(done)
+    same, diffs = pair(reqs, done)
+    row.n_paired = len(same)
+    if same:
+        row.wire = wire_figures(same)
+        a = np.abs(np.asarray(diffs))
+        row.pair_diff = (float(np.percentile(a, 99)), float(a.max()))
     if client == "specsweep":
         row.client_figs = {"ttft_mean": res["mean_ttft_ms"], "ttft_p50": res["median_ttft_ms"],
                            "ttft_p99": res["p99_ttft_ms"], "itl_p99": res["p99_itl_ms"]}  # fmt: skip
@@ -289,31 +345,36 @@ def one(
         row.reason = res.get("invalid_reason") or "; ".join(res.get("warnings") or [])
         row.cpu_wait = (res.get("self_check") or {}).get("cpu_wait_p99_ms")
     else:
-        tt = np.asarray(res["ttfts"]) * 1000
-        itls = [x * 1000 for r in res.get("itls", []) for x in r] or [0.0]
+        tt = np.asarray([x for _, x in done])
+        itls = [
+            x * 1000 for r, e in zip(res.get("itls", []), res["errors"], strict=False) if not e for x in r
+        ] or [0.0]
         row.client_figs = {"ttft_mean": float(tt.mean()), "ttft_p50": float(np.percentile(tt, 50)),
                            "ttft_p99": float(np.percentile(tt, 99)), "itl_p99": float(np.percentile(itls, 99))}  # fmt: skip
+    if row.n_paired < row.n_client:
+        row.reason = f"{row.n_client - row.n_paired} completed requests not found on the wire; " + row.reason
     shutil.rmtree(d, ignore_errors=True)
     return row
 
 
 def table(rows: list[Row]) -> str:
-    out = ["| client | host | c | workers | requests on wire | TTFT mean wire / client (diff) | TTFT p50 diff | "
-           "TTFT p99 wire / client (diff) | ITL p99 diff | bound TTFT mean/p99, ITL p99 | within bound | client CPU "
-           "wait p99 | load avg | dropped | verdict | reason |",
-           "|---|---|---:|---:|---:|---|---:|---|---:|---|---|---:|---:|---:|---|---|"]  # fmt: skip
+    out = ["| client | host | c | workers | requests on wire / completed / paired | TTFT mean wire / client (diff) | "
+           "TTFT p50 diff | TTFT p99 wire / client (diff) | ITL p99 diff | per-request TTFT diff p99 / max | "
+           "bound TTFT mean/p99, ITL p99 | within bound | client CPU wait p99 | load avg | dropped | verdict | reason |",
+           "|---|---|---:|---:|---:|---|---:|---|---:|---:|---|---|---:|---:|---:|---|---|"]  # fmt: skip
     for r in rows:
         w, c, d = r.wire, r.client_figs, r.diff
         if not d:
-            out.append(f"| {r.client} | {r.host} | {r.concurrency} | {r.workers} | {r.n_wire} | | | | | | | | "
+            out.append(f"| {r.client} | {r.host} | {r.concurrency} | {r.workers} | {r.counts} | | | | | | | | | "
                        f"{r.load:.1f} | {r.dropped} | n/a | {r.reason} |")  # fmt: skip
             continue
         b = r.bound
         bnd = f"{b['ttft_mean']:.2f} / {b['ttft_p99']:.2f}, {b['itl_p99']:.2f}" if b else ""
         out.append(
-            f"| {r.client} | {r.host} | {r.concurrency} | {r.workers} | {r.n_wire} | {w['ttft_mean']:.2f} / "
+            f"| {r.client} | {r.host} | {r.concurrency} | {r.workers} | {r.counts} | {w['ttft_mean']:.2f} / "
             f"{c['ttft_mean']:.2f} ({d['ttft_mean']:+.2f}) | {d['ttft_p50']:+.2f} | {w['ttft_p99']:.2f} / "
-            f"{c['ttft_p99']:.2f} ({d['ttft_p99']:+.2f}) | {d['itl_p99']:+.2f} | {bnd} | {r.bound_holds} | "
+            f"{c['ttft_p99']:.2f} ({d['ttft_p99']:+.2f}) | {d['itl_p99']:+.2f} | "
+            f"{r.pair_diff[0]:.2f} / {r.pair_diff[1]:.2f} | {bnd} | {r.bound_holds} | "
             f"{'' if r.cpu_wait is None else f'{r.cpu_wait:.1f}'} | {r.load:.1f} | {r.dropped} | "
             f"{r.verdict} | {r.reason[:160]} |"
         )
@@ -326,7 +387,6 @@ def per_chunk(tcpdump: str, url: str, host: str, c: int, n: int, chunks: int, tm
     packet on the wire; a chunk is *beyond its bound* when its stamp is more than 1 ms after that
     packet's capture stamp plus the chunk's own stamp bound. One markdown row."""
     import asyncio
-    import re
 
     from specsweep.bench_types import BenchConfig
     from specsweep.client.runner import run_bench_async
@@ -343,7 +403,7 @@ def per_chunk(tcpdump: str, url: str, host: str, c: int, n: int, chunks: int, tm
     on_wire: dict[int, int] = {}  # server write ns -> first capture of its packet (monotonic ns)
     for t, sport, _dport, _seq, pl in read_pcap(d / "cap.pcap"):
         if sport == port:
-            for m in re.finditer(rb'" t(\d+)"', pl):
+            for m in _WRITE_STAMP.finditer(pl):
                 on_wire.setdefault(int(m.group(1)), t - off)
     late: list[float] = []
     first: list[float] = []
