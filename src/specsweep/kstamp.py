@@ -6,8 +6,11 @@ milliseconds after its bytes came in. On Linux the kernel stamps every received 
 (``SO_TIMESTAMPNS``); reading with ``recvmsg`` returns the stamp of the newest bytes of the read, so a
 chunk's arrival time no longer depends on how busy the client is. When bytes that arrived at
 different times are read together, only the newest have an exact stamp; ``rx_floor_ns`` bounds how
-early the others can have come (see :class:`StampedSocket`). Sends are stamped as they are handed
-to the kernel (``send``), so a request's send time excludes the client's own preparation.
+early the others can have come (see :class:`StampedSocket`). A client's sends are stamped by the
+kernel too (``SO_TIMESTAMPING``, software transmit stamps read back from the socket's error queue):
+the time the last byte of a send went to the network device, which on loopback is the time a packet
+capture sees it. Where the kernel gives no transmit stamp, a send is stamped as the ``send`` call
+begins (the client's own preparation excluded, but not a preemption inside the call).
 
 :class:`StampedSocket` is a ``socket.socket`` that the event loop's transport uses like any other
 (asyncio's selector transport calls ``recv``/``send`` on it); after each ``recv`` its ``rx_ns`` holds
@@ -42,7 +45,22 @@ _unpack = _TIMESPEC.unpack_from
 # user by default. Set SPECSWEEP_TCP_CONGESTION= (empty) to keep the system default.
 _cc = os.environ.get("SPECSWEEP_TCP_CONGESTION", "reno")
 _UNPACED: bytes | None = _cc.encode() if _cc and hasattr(socket, "TCP_CONGESTION") else None
-_ANC = socket.CMSG_SPACE(_TIMESPEC.size) if hasattr(socket, "CMSG_SPACE") else 0
+# Transmit stamps (linux/net_tstamp.h, linux/errqueue.h): the software stamp of each send's last byte,
+# keyed by its byte offset (OPT_ID), the stamp alone without the packet's bytes (OPT_TSONLY).
+SO_TIMESTAMPING = 37 if sys.platform.startswith("linux") else None  # = SCM_TIMESTAMPING
+_TX_FLAGS = (1 << 1) | (1 << 4) | (1 << 7) | (1 << 11)  # TX_SOFTWARE | SOFTWARE | OPT_ID | OPT_TSONLY
+_RECVERR = {(socket.IPPROTO_IP, 11), (getattr(socket, "IPPROTO_IPV6", 41), 25)}  # IP(V6)_RECVERR
+_EXTERR = struct.Struct("=IBBBBII")  # struct sock_extended_err: errno, origin, type, code, pad, info, data
+_EE_ORIGIN_TIMESTAMPING = 4
+_MSG_ERRQUEUE = getattr(socket, "MSG_ERRQUEUE", 0x2000)
+# Room for every control message a read can carry: SCM_TIMESTAMPNS, and SCM_TIMESTAMPING (three
+# timespecs) once transmit stamps are on (the kernel then reports receive stamps that way too).
+_ANC = (
+    socket.CMSG_SPACE(_TIMESPEC.size) + socket.CMSG_SPACE(3 * _TIMESPEC.size)
+    if hasattr(socket, "CMSG_SPACE")
+    else 0
+)
+_ERR_ANC = 2 * _ANC + socket.CMSG_SPACE(_EXTERR.size + 16) if _ANC else 0
 
 
 # While a client measures, the age of its reads (ns from the kernel's arrival stamp to the read): how
@@ -79,7 +97,8 @@ def _note_age(age: int) -> None:
 class StampedSocket(socket.socket):
     """A TCP socket whose reads carry the kernel's arrival time (``rx_ns``) and whose last send is
     stamped (``tx_ns``), both on the monotonic clock in ns. ``kernel`` is True once a read carried a
-    kernel stamp.
+    kernel stamp; ``tx_kernel`` says whether the last send's stamp is the kernel's (after
+    :meth:`stamp_sends`).
 
     ``rx_ns`` is the arrival of the *newest* bytes of the read: the kernel keeps one stamp per socket
     buffer and, when a reader is late, merges a newly arrived segment into the queued one, keeping the
@@ -88,7 +107,8 @@ class StampedSocket(socket.socket):
     ``rx_floor_ns`` is when the last read that drained the socket (returned less than asked, or
     found it empty) began, and nothing in this read can have arrived before that."""
 
-    __slots__ = ("_drained_ns", "kernel", "rx_floor_ns", "rx_ns", "tx_ns")
+    __slots__ = ("_drained_ns", "_tx_bytes", "_tx_key", "_tx_on", "kernel", "rx_floor_ns", "rx_ns", "tx_kernel",
+                 "tx_ns")  # fmt: skip
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -97,6 +117,10 @@ class StampedSocket(socket.socket):
         self._drained_ns = 0
         self.tx_ns = 0
         self.kernel = False
+        self.tx_kernel = False
+        self._tx_on = False
+        self._tx_bytes = 0
+        self._tx_key: int | None = None  # OPT_ID of the last send's last byte, until its stamp is read
         if SO_TIMESTAMPNS is not None and _ANC:
             with contextlib.suppress(OSError):
                 self.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
@@ -104,7 +128,60 @@ class StampedSocket(socket.socket):
             with contextlib.suppress(OSError):
                 self.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, _UNPACED)
 
+    def stamp_sends(self) -> bool:
+        """Ask the kernel for a transmit stamp of every send from now on. Call it on a connected
+        socket before any byte is sent (the stamps' keys count bytes from here; Linux refuses byte
+        keys on an unconnected TCP socket). False where it gives none: sends are then stamped at the
+        call."""
+        if SO_TIMESTAMPING is None or not _ERR_ANC:
+            return False
+        try:
+            self.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPING, _TX_FLAGS)
+        except OSError:
+            return False
+        self._tx_on = True
+        return True
+
+    def _sent(self, n: int, start: int) -> None:
+        """After a send of ``n`` bytes that began at ``start``: its stamp is ``start`` until the
+        kernel's transmit stamp of its last byte is read (now, usually: on loopback and on an idle
+        device the byte leaves inside the call; else at a later send or read)."""
+        self.tx_ns = start
+        self.tx_kernel = False
+        if self._tx_on and n > 0:
+            self._tx_bytes += n
+            self._tx_key = (self._tx_bytes - 1) & 0xFFFFFFFF
+            self._read_tx_stamps()
+
+    def _read_tx_stamps(self) -> None:
+        """Drain the error queue of transmit stamps; the last send's own stamp sets ``tx_ns``. (A
+        queued stamp also keeps the socket signalled, so it must not be left there.)"""
+        while True:
+            try:
+                _data, anc, _flags, _addr = self.recvmsg(1, _ERR_ANC, _MSG_ERRQUEUE)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:  # not this socket's kind: stop asking
+                self._tx_on = False
+                return
+            real, now = _real(), _mono()
+            stamp = key = None
+            for level, kind, raw in anc:
+                if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPING and len(raw) >= _TIMESPEC.size:
+                    sec, nsec = _unpack(raw)  # [0]: the software stamp
+                    stamp = sec * 1_000_000_000 + nsec
+                elif (level, kind) in _RECVERR and len(raw) >= _EXTERR.size:
+                    err = _EXTERR.unpack_from(raw)
+                    key = err[6] if err[1] == _EE_ORIGIN_TIMESTAMPING else None
+            if stamp and key is not None and key == self._tx_key:
+                # on the monotonic clock, never before the send call began nor after now
+                self.tx_ns = max(self.tx_ns, min(now - (real - stamp), now))
+                self.tx_kernel = True
+                self._tx_key = None
+
     def recv(self, bufsize: int, flags: int = 0) -> bytes:
+        if self._tx_key is not None:  # the last send's stamp came after its call: it is queued by now
+            self._read_tx_stamps()
         start = _mono()
         try:
             if not _ANC:
@@ -125,9 +202,8 @@ class StampedSocket(socket.socket):
         data, anc, _flags, _addr = self.recvmsg(bufsize, _ANC, flags)
         real = _real()
         now = _mono()  # read second: any gap between the two readings makes the stamp late, never early
-        if anc:  # only SO_TIMESTAMPNS is on, so the one control message is the stamp
-            raw = anc[0][2]
-            if len(raw) >= 16:
+        for level, kind, raw in anc:  # SCM_TIMESTAMPNS (and SCM_TIMESTAMPING, same stamp, if stamping sends)
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(raw) >= _TIMESPEC.size:
                 sec, nsec = _unpack(raw)
                 age = real - (sec * 1_000_000_000 + nsec)  # how long the bytes waited to be read
                 self.rx_ns = now - age if age > 0 else now
@@ -139,12 +215,16 @@ class StampedSocket(socket.socket):
         return data
 
     def send(self, data: Any, flags: int = 0) -> int:
-        self.tx_ns = _mono()
-        return super().send(data, flags)
+        start = _mono()
+        n = super().send(data, flags)
+        self._sent(n, start)
+        return n
 
     def sendmsg(self, buffers: Any, *args: Any) -> int:  # asyncio >= 3.12 writes several buffers at once
-        self.tx_ns = _mono()
-        return super().sendmsg(buffers, *args)
+        start = _mono()
+        n = super().sendmsg(buffers, *args)
+        self._sent(n, start)
+        return n
 
 
 class StampedListener(socket.socket):

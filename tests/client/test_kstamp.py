@@ -1,8 +1,11 @@
-"""The read-age sample stays bounded on long runs and stays an even sample of the reads."""
+"""kstamp: the read-age sample stays bounded and even; sends carry the kernel's transmit stamps."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import socket
+import time
 
 import pytest
 
@@ -21,3 +24,65 @@ def test_read_age_sample_is_bounded_and_even(monkeypatch: pytest.MonkeyPatch) ->
     assert gaps == {16}  # every 16th read once the sample was thinned four times
     kstamp._note_age(5)  # after stop nothing is kept
     assert kstamp.read_ages_stop() == []
+
+
+def _pair() -> tuple[socket.socket, kstamp.StampedSocket, socket.socket]:
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    c = kstamp.socket_factory((socket.AF_INET, socket.SOCK_STREAM, 0, "", ()))
+    assert isinstance(c, kstamp.StampedSocket)
+    c.connect(srv.getsockname())
+    s, _ = srv.accept()
+    return srv, c, s
+
+
+@pytest.mark.skipif(kstamp.SO_TIMESTAMPING is None, reason="kernel transmit stamps are Linux-only")
+def test_a_send_carries_the_kernels_transmit_stamp() -> None:
+    """On loopback the bytes leave inside the send call: the stamp is the kernel's and lies within it."""
+    srv, c, s = _pair()
+    with c, s, srv:
+        assert c.stamp_sends()
+        for _ in range(3):
+            t0 = time.monotonic_ns()
+            assert c.send(b"x" * 300) == 300
+            t1 = time.monotonic_ns()
+            assert c.tx_kernel
+            assert t0 <= c.tx_ns <= t1
+            s.recv(1000)
+
+
+@pytest.mark.skipif(kstamp.SO_TIMESTAMPING is None, reason="kernel transmit stamps are Linux-only")
+def test_bytes_that_leave_after_the_send_call_are_stamped_when_they_leave() -> None:
+    """The peer's receive window is full, so a send's last bytes wait in the kernel and leave only
+    once the peer reads, 50 ms later: their stamp (read at the next read) is then, not the call."""
+    srv, c, s = _pair()
+    with c, s, srv:
+        assert c.stamp_sends()
+        c.setblocking(False)
+        filled = 0
+        with contextlib.suppress(BlockingIOError):
+            while filled < 64 << 20:  # until the peer's window and our send buffer are full
+                filled += c.send(b"y" * 65536)
+        assert 0 < filled < 64 << 20
+        call = c.tx_ns
+        assert not c.tx_kernel  # the last send's bytes are queued, not sent
+        time.sleep(0.05)
+        t_read = time.monotonic_ns()
+        got = 0
+        s.settimeout(5)
+        while got < filled:
+            got += len(s.recv(1 << 20))
+        s.send(b"z")
+        time.sleep(0.01)
+        assert c.recv(10) == b"z"  # a read collects the stamp queued meanwhile
+        assert c.tx_kernel
+        assert c.tx_ns >= t_read > call + 40_000_000
+
+
+def test_transmit_stamps_are_refused_on_an_unconnected_socket_and_sends_fall_back_to_the_call() -> None:
+    c = kstamp.socket_factory((socket.AF_INET, socket.SOCK_STREAM, 0, "", ()))
+    assert isinstance(c, kstamp.StampedSocket)
+    with c:
+        assert c.stamp_sends() is False  # Linux keys stamps by byte only once connected
+        assert not c.tx_kernel

@@ -130,6 +130,7 @@ def test_busy_client_still_stamps_kernel_arrival_times() -> None:
         out = asyncio.run(_bench_with_stuck_loop(ps.url, every_s=0.002, stuck_s=0.01))
         writes, recv = ps.fetch()
     assert out.result["arrival_stamps"] == "kernel"
+    assert out.result["send_stamps"] == "kernel"  # each request's send: the kernel's transmit stamp
     recs = sorted((r for r in out.records if not r.is_warmup), key=lambda r: r.send_ns)
     lat = []
     for rec, w in zip(recs, sorted(writes, key=lambda w: w[0]), strict=True):  # one at a time: in order

@@ -41,9 +41,22 @@ class WorkerRun:
     load: ClientLoad = field(default_factory=ClientLoad)
     kernel: bool = False
     bounds: StampBounds = field(default_factory=dict)
+    send_stamps: list[int] = field(
+        default_factory=lambda: [0, 0]
+    )  # requests sent: [call-stamped, kernel-stamped]
     redirects: int = 0  # responses that followed a redirect (only with allow_redirects)
     host: str = ""
     pid: int = 0
+
+
+def send_stamps_label(runs: Sequence[WorkerRun]) -> str:
+    """How the measured requests' send times were taken: ``kernel`` (every one the kernel's transmit
+    stamp), ``call`` (none: the time the send call began), or ``mixed (N of M kernel)``."""
+    call = sum(run.send_stamps[0] for run in runs)
+    kern = sum(run.send_stamps[1] for run in runs)
+    if not call:
+        return "kernel" if kern else "call"
+    return f"mixed ({kern} of {kern + call} kernel)" if kern else "call"
 
 
 @dataclass
@@ -131,6 +144,7 @@ def build_outcome(
             check["clock_error_max_ms"] = max(rtts) / 2e6
     result["self_check"] = check
     result["arrival_stamps"] = "kernel" if kernel else "read"
+    result["send_stamps"] = send_stamps_label(runs)
     result["stamp_error"] = v.stamp_error
     result["allow_redirects"] = cfg.allow_redirects
     result["redirects_followed"] = sum(run.redirects for run in runs)

@@ -68,6 +68,7 @@ class Runner:
         # does after every stream): from then on every request gets a fresh connection.
         self._fresh: aiohttp.ClientSession | None = None
         self.kernel_stamps = False  # a response's arrival times came from the kernel
+        self.send_stamps = [0, 0]  # measured requests whose send time was [the call's, the kernel's]
         self.pacer = SendPacer()
         self.bounds: StampBounds = {}  # measured requests' chunks whose stamp may be late (selfcheck)
         self.redirects = 0
@@ -239,6 +240,8 @@ class Runner:
                     feed(rest, _now(), rec.send_ns)
             if clock is not None and clock.kernel:
                 self.kernel_stamps = True
+            if clock is not None and not rec.is_warmup:
+                self.send_stamps[clock.send_kernel] += 1
             if bounds and not rec.is_warmup:
                 self.bounds[rec.index] = bounds
             for payload in dec.close():
@@ -341,7 +344,7 @@ async def measure_run(
         records, load.sched_lag_ms = await drive(runner, specs, offsets, concurrency)
     return WorkerRun(
         worker=runner.worker, records=records, warm=warm or [], load=load, kernel=runner.kernel_stamps,
-        bounds=runner.bounds, redirects=runner.redirects,
+        bounds=runner.bounds, redirects=runner.redirects, send_stamps=runner.send_stamps,
     )  # fmt: skip
 
 

@@ -63,6 +63,8 @@ class StampingHandler(ResponseHandler):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
         self._ksock = kstamp.stamped(transport)
+        if self._ksock is not None:  # connected, nothing sent yet: the kernel stamps each send from here
+            self._ksock.stamp_sends()
 
     def data_received(self, data: bytes) -> None:
         if not data:  # aiohttp's own nudge after its reader drained a buffer: no bytes, no stamp
@@ -104,8 +106,14 @@ class StampingHandler(ResponseHandler):
 
     @property
     def sent_ns(self) -> int:
-        """When the last bytes on this connection were handed to the kernel (0: not known)."""
+        """When the last bytes on this connection left: the kernel's transmit stamp where it gave
+        one (``send_kernel``), else when they were handed to the kernel (0: not known)."""
         return self._ksock.tx_ns if self._ksock is not None else 0
+
+    @property
+    def send_kernel(self) -> bool:
+        """The last send on this connection carries the kernel's transmit stamp."""
+        return self._ksock is not None and self._ksock.tx_kernel
 
 
 def arrival_clock(resp: aiohttp.ClientResponse) -> StampingHandler | None:
