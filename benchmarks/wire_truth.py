@@ -206,6 +206,9 @@ class Row:
     n_client: int = 0  # requests the client counted as completed (its figures are over these)
     n_paired: int = 0  # of those, found on the wire (the wire's figures are over these)
     pair_diff: tuple[float, float] = (0.0, 0.0)  # |client TTFT - wire TTFT| per request: p99, max (ms)
+    beyond: int | None = (
+        None  # specsweep: paired requests whose TTFT is off by more than its own bound + 0.5 ms
+    )
     wire: dict[str, float] = field(default_factory=dict)
     client_figs: dict[str, float] = field(default_factory=dict)
     invalid: bool | None = None
@@ -255,21 +258,26 @@ def wire_figures(reqs: list[WireRequest]) -> dict[str, float]:
             "ttft_p99": float(np.percentile(ttft, 99)), "itl_p99": float(np.percentile(gaps, 99))}  # fmt: skip
 
 
-def pair(reqs: list[WireRequest], done: list[tuple[str, float]]) -> tuple[list[WireRequest], list[float]]:
-    """The wire's requests that the client completed, and per request client TTFT - wire TTFT (ms).
-    ``done``: (output text, client TTFT ms) per completed request; the first write stamp in the text
-    names the request on the wire. A client's figures are over its completed requests only, so the
+def pair(
+    reqs: list[WireRequest], done: list[tuple[str, float, float]]
+) -> tuple[list[WireRequest], list[float], int]:
+    """The wire's requests that the client completed, per request client TTFT - wire TTFT (ms), and
+    how many of those differences exceed the request's own TTFT bound (+0.5 ms: the capture and the
+    socket stamp at different points of the kernel). ``done``: (output text, client TTFT ms, TTFT
+    bound ms) per completed request; the first write stamp in the text names the request on the wire. A client's figures are over its completed requests only, so the
     wire's must be over the same ones: a request the client failed (or dropped) but the wire saw
     answered would otherwise move the wire's mean and not the client's."""
     by_write = {r.first_write: r for r in reqs if r.first_write is not None}
     same: list[WireRequest] = []
     diffs: list[float] = []
-    for text, ttft in done:
+    beyond = 0
+    for text, ttft, bound in done:
         m = re.search(r"t(\d+)", text or "")
         if m and (r := by_write.get(int(m.group(1)))) is not None:
             same.append(r)
-            diffs.append(ttft - (r.data[0] - r.sent) / 1e6)
-    return same, diffs
+            diffs.append(d := ttft - (r.data[0] - r.sent) / 1e6)
+            beyond += d > bound + 0.5 or d < -0.5  # a stamp is never early: the bound is one-sided
+    return same, diffs, beyond
 
 
 def run_specsweep(
@@ -287,7 +295,8 @@ def run_specsweep(
     for line in recs.read_text().splitlines():
         r = json.loads(line)
         if not r["is_warmup"] and not r["error_kind"] and r["chunk_ns"]:
-            done.append((r["output_text"] or "", (r["chunk_ns"][0] - r["send_ns"]) / 1e6))
+            bound = (r.get("chunk_bound_ns") or [0])[0] / 1e6
+            done.append((r["output_text"] or "", (r["chunk_ns"][0] - r["send_ns"]) / 1e6, bound))
     return dict(json.loads(res.read_text().splitlines()[-1])), done
 
 
@@ -323,13 +332,14 @@ def one(
                 cmd, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600
             )
             res = json.loads((d / "sglang.jsonl").read_text().splitlines()[-1])
-            done = [(t, x * 1000) for t, x, e in zip(res["generated_texts"], res["ttfts"], res["errors"], strict=False)
+            done = [(t, x * 1000, 0.0) for t, x, e in zip(res["generated_texts"], res["ttfts"], res["errors"], strict=False)
                     if not e and x > 0]  # fmt: skip
     row.dropped = int(info.get("dropped", 0))
     reqs = wire_requests(d / "cap.pcap", port)
     row.n_wire, row.n_client = len(reqs), len(done)
-    same, diffs = pair(reqs, done)
+    same, diffs, beyond = pair(reqs, done)
     row.n_paired = len(same)
+    row.beyond = beyond if client == "specsweep" else None
     if same:
         row.wire = wire_figures(same)
         a = np.abs(np.asarray(diffs))
@@ -345,7 +355,7 @@ def one(
         row.reason = res.get("invalid_reason") or "; ".join(res.get("warnings") or [])
         row.cpu_wait = (res.get("self_check") or {}).get("cpu_wait_p99_ms")
     else:
-        tt = np.asarray([x for _, x in done])
+        tt = np.asarray([x for _, x, _ in done])
         itls = [
             x * 1000 for r, e in zip(res.get("itls", []), res["errors"], strict=False) if not e for x in r
         ] or [0.0]
@@ -360,12 +370,13 @@ def one(
 def table(rows: list[Row]) -> str:
     out = ["| client | host | c | workers | requests on wire / completed / paired | TTFT mean wire / client (diff) | "
            "TTFT p50 diff | TTFT p99 wire / client (diff) | ITL p99 diff | per-request TTFT diff p99 / max | "
+           "requests beyond own bound | "
            "bound TTFT mean/p99, ITL p99 | within bound | client CPU wait p99 | load avg | dropped | verdict | reason |",
-           "|---|---|---:|---:|---:|---|---:|---|---:|---:|---|---|---:|---:|---:|---|---|"]  # fmt: skip
+           "|---|---|---:|---:|---:|---|---:|---|---:|---:|---:|---|---|---:|---:|---:|---|---|"]  # fmt: skip
     for r in rows:
         w, c, d = r.wire, r.client_figs, r.diff
         if not d:
-            out.append(f"| {r.client} | {r.host} | {r.concurrency} | {r.workers} | {r.counts} | | | | | | | | | "
+            out.append(f"| {r.client} | {r.host} | {r.concurrency} | {r.workers} | {r.counts} | | | | | | | | | | "
                        f"{r.load:.1f} | {r.dropped} | n/a | {r.reason} |")  # fmt: skip
             continue
         b = r.bound
@@ -374,7 +385,8 @@ def table(rows: list[Row]) -> str:
             f"| {r.client} | {r.host} | {r.concurrency} | {r.workers} | {r.counts} | {w['ttft_mean']:.2f} / "
             f"{c['ttft_mean']:.2f} ({d['ttft_mean']:+.2f}) | {d['ttft_p50']:+.2f} | {w['ttft_p99']:.2f} / "
             f"{c['ttft_p99']:.2f} ({d['ttft_p99']:+.2f}) | {d['itl_p99']:+.2f} | "
-            f"{r.pair_diff[0]:.2f} / {r.pair_diff[1]:.2f} | {bnd} | {r.bound_holds} | "
+            f"{r.pair_diff[0]:.2f} / {r.pair_diff[1]:.2f} | {'' if r.beyond is None else r.beyond} | {bnd} | "
+            f"{r.bound_holds} | "
             f"{'' if r.cpu_wait is None else f'{r.cpu_wait:.1f}'} | {r.load:.1f} | {r.dropped} | "
             f"{r.verdict} | {r.reason[:160]} |"
         )

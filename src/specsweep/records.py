@@ -73,6 +73,9 @@ class RequestRecord:
     error: str | None = None
     output_text: str | None = None
     category: str | None = None  # the request's domain (RequestSpec.category); None in older run dirs
+    # per chunk, how much earlier than its stamp (chunk_ns) it may have arrived: the stamp bound of a
+    # chunk read together with later bytes (docs/metrics.md); None: every stamp is exact (or unknown)
+    chunk_bound_ns: list[int] | None = None
 
     @property
     def ok(self) -> bool:
@@ -99,4 +102,6 @@ class RequestRecord:
         kw = {k: d[k] for k in names if k in d}
         kw["chunk_ns"] = list(kw.get("chunk_ns") or [])
         kw["chunk_tokens"] = list(kw.get("chunk_tokens") or [])
+        if kw.get("chunk_bound_ns") is not None:
+            kw["chunk_bound_ns"] = list(kw["chunk_bound_ns"])
         return cls(**kw)

@@ -312,7 +312,7 @@ def _schema() -> Any:
             ("prompt_tokens_server", i64), ("output_tokens", i64), ("output_tokens_source", pa.string()),
             ("finish_reason", pa.string()), ("spec_verify_ct", i64), ("http_status", i64),
             ("error_kind", pa.string()), ("error", pa.string()), ("output_text", pa.string()),
-            ("category", pa.string()), ("draft_tokens", i64), ("draft_accepted", i64),
+            ("category", pa.string()), ("draft_tokens", i64), ("draft_accepted", i64), ("chunk_bound_ns", lst),
         ]
     )  # fmt: skip
 

@@ -77,9 +77,17 @@ def test_category_column_round_trips_and_old_files_load(tmp_path: Path) -> None:
     assert [r.category for r in back] == ["math", None]
     assert [(r.draft_tokens, r.draft_accepted) for r in back] == [(6, 4), (None, None)]
     old = tmp_path / "old.parquet"
-    table = pq.read_table(p).drop(["category", "draft_tokens", "draft_accepted"])
+    table = pq.read_table(p).drop(["category", "draft_tokens", "draft_accepted", "chunk_bound_ns"])
     pq.write_table(pa.table(table.to_pydict()), old)
-    assert [r.category for r in read_records_parquet(old)] == [None, None]
+    assert [(r.category, r.chunk_bound_ns) for r in read_records_parquet(old)] == [(None, None), (None, None)]
+
+
+def test_chunk_stamp_bounds_round_trip(tmp_path: Path) -> None:
+    p = tmp_path / "r.parquet"
+    bounded = rec(0, "math", [MS, 2 * MS, 3 * MS], [1, 1, 1])
+    bounded.chunk_bound_ns = [0, 400_000, 0]  # the middle chunk came with the third, in one read
+    write_records_parquet(p, [bounded, rec(1, None, [MS], [1])])
+    assert [r.chunk_bound_ns for r in read_records_parquet(p)] == [[0, 400_000, 0], None]
 
 
 def test_bench_dataset_line_has_per_category_from_the_sim(tmp_path: Path) -> None:

@@ -244,6 +244,11 @@ class Runner:
                 self.send_stamps[clock.send_kernel] += 1
             if bounds and not rec.is_warmup:
                 self.bounds[rec.index] = bounds
+                dense = [0] * len(chunk_ns)
+                for j, b in bounds:
+                    if j < len(dense):
+                        dense[j] = max(dense[j], b)
+                rec.chunk_bound_ns = dense
             for payload in dec.close():
                 dialect.parse(payload, st, count)
 
