@@ -36,28 +36,53 @@ def auth_headers(base_url: str | None = None) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"} if key else {}
 
 
+class Arrivals:
+    """One response's arrival times, kept apart from its connection: a client late enough can find
+    a whole stream already read and its connection back in the pool, or already carrying the next
+    request, by the time its coroutine resumes. ``hdr_ns``: arrival of the read that completed the
+    headers; ``sent_ns``/``send_kernel``/``kernel``: the connection's send stamp and stamp kinds as
+    they were then (the request's own); ``marks``: ``(body bytes so far, arrival ns, floor ns)`` of
+    each read before ``sink`` was set; ``sink(data, arrival_ns, floor_ns)`` takes later reads' body
+    bytes as they are read."""
+
+    __slots__ = ("hdr_ns", "kernel", "marks", "send_kernel", "sent_ns", "sink")
+
+    def __init__(self, hdr_ns: int, ksock: kstamp.StampedSocket | None) -> None:
+        self.hdr_ns = hdr_ns
+        self.marks: list[tuple[int, int, int]] = []
+        self.sink: Callable[[bytes, int, int], None] | None = None
+        self.sent_ns = ksock.tx_ns if ksock is not None else 0
+        self.send_kernel = ksock is not None and ksock.tx_kernel
+        self.kernel = ksock is not None and ksock.kernel
+
+
+# Each response's Arrivals by its body stream (aiohttp's StreamReader has slots and no weakref), for
+# the runner to collect once (``arrival_clock``); the entry keeps the stream, so an id is never
+# reused while it is here. Bounded: entries nobody collected (a failed redirect chain) age out.
+_ARRIVALS: dict[int, tuple[Any, Arrivals]] = {}
+_ARRIVALS_CAP = 4096
+
+
 class StampingHandler(ResponseHandler):
     """aiohttp's response protocol, handing each read's body bytes on with their arrival time.
 
     With hundreds of streams ready at once, reading coroutines wake one after another, all in one
     event-loop pass; a timestamp taken at wake-up would charge that queue to the server, and while
     they run no socket is read. So the body is consumed right here, in the read callback: once the
-    runner has set ``sink`` (after the response headers), every read's new body bytes go to
-    ``sink(data, arrival_ns, floor_ns)`` at once (SSE decoding, parsing, recording) and the runner's coroutine
-    only waits for the end of the body. Bytes that came before the sink was set (with the headers, or
-    before the coroutine resumed) wait in the payload; ``marks`` notes ``(body bytes so far, arrival
-    ns, floor ns)`` for each such read, so the runner splits them at those boundaries and every SSE event
-    carries the arrival time of the read that completed it. The arrival time is the kernel's receive
-    stamp where the socket is a :class:`~specsweep.kstamp.StampedSocket` (Linux), else the time of
-    the read. ``hdr_ns`` is the arrival of the read that completed the response headers."""
+    runner has set the response's ``Arrivals.sink`` (after the response headers), every read's new
+    body bytes go to ``sink(data, arrival_ns, floor_ns)`` at once (SSE decoding, parsing, recording)
+    and the runner's coroutine only waits for the end of the body. Bytes that came before the sink
+    was set (with the headers, or before the coroutine resumed, up to the whole stream) wait in the
+    payload, and the response's ``marks`` note each such read, so the runner splits them at those
+    boundaries and every SSE event carries the arrival time of the read that completed it. The
+    arrival time is the kernel's receive stamp where the socket is a
+    :class:`~specsweep.kstamp.StampedSocket` (Linux), else the time of the read."""
 
-    __slots__ = ("_ksock", "hdr_ns", "marks", "sink")
+    __slots__ = ("_ksock", "_log")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.marks: list[tuple[int, int, int]] = []
-        self.hdr_ns = 0
-        self.sink: Callable[[bytes, int, int], None] | None = None
+        self._log: Arrivals | None = None
         self._ksock: kstamp.StampedSocket | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -81,16 +106,19 @@ class StampingHandler(ResponseHandler):
         after: Any = getattr(self, "_payload", None)
         if after is None:
             return
-        if after is not before:  # a response's headers were parsed in this read: earlier state is stale
-            self.marks.clear()
-            self.sink = None
-            self.hdr_ns, n0 = t, 0
+        log = self._log
+        if after is not before or log is None:  # a response's headers were parsed in this read
+            log = self._log = Arrivals(t, ks)
+            if len(_ARRIVALS) >= _ARRIVALS_CAP:
+                del _ARRIVALS[next(iter(_ARRIVALS))]
+            _ARRIVALS[id(after)] = (after, log)
+            n0 = 0
         n1 = after.total_bytes
         if n1 <= n0:
             return
-        sink = self.sink
+        sink = log.sink
         if sink is None:
-            self.marks.append((n1, t, lo))
+            log.marks.append((n1, t, lo))
             return
         try:
             body = after.read_nowait(-1)
@@ -99,27 +127,12 @@ class StampingHandler(ResponseHandler):
         if body:
             sink(body, t, lo)
 
-    @property
-    def kernel(self) -> bool:
-        """Arrival times on this connection are the kernel's receive stamps."""
-        return self._ksock is not None and self._ksock.kernel
 
-    @property
-    def sent_ns(self) -> int:
-        """When the last bytes on this connection left: the kernel's transmit stamp where it gave
-        one (``send_kernel``), else when they were handed to the kernel (0: not known)."""
-        return self._ksock.tx_ns if self._ksock is not None else 0
-
-    @property
-    def send_kernel(self) -> bool:
-        """The last send on this connection carries the kernel's transmit stamp."""
-        return self._ksock is not None and self._ksock.tx_kernel
-
-
-def arrival_clock(resp: aiohttp.ClientResponse) -> StampingHandler | None:
-    conn = resp.connection
-    proto = conn.protocol if conn is not None else None
-    return proto if isinstance(proto, StampingHandler) else None
+def arrival_clock(resp: aiohttp.ClientResponse) -> Arrivals | None:
+    """The response's arrival times (once: the entry is handed over); None without the stamping
+    protocol (or for a body-less response)."""
+    entry = _ARRIVALS.pop(id(resp.content), None)
+    return entry[1] if entry is not None and entry[0] is resp.content else None
 
 
 class SendPacer:
