@@ -20,9 +20,7 @@ class Script:
     gaps_s: list[float] = field(default_factory=lambda: [0.02, 0.03, 0.01, 0.04])
     tokens: list[int] = field(default_factory=lambda: [1, 3, 2, 4, 1])  # first chunk + one per gap
     word: str = "tok"
-    mode: str = (
-        "ok"  # ok | http500 | malformed | truncate | stall | error_obj | every_other_500 | close_after
-    )
+    mode: str = "ok"  # ok | http500 | malformed | truncate | stall | error_obj | every_other_500 | close_after  # | late_headers (the response headers go out with the first chunk, not on arrival)
 
 
 class ProcessServer:
@@ -97,6 +95,8 @@ class ScriptedServer:
         if s.mode == "http500" or (s.mode == "every_other_500" and len(self.recv) % 2 == 0):
             return web.json_response({"error": "boom"}, status=500)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        if s.mode == "late_headers":
+            await asyncio.sleep(max(0.0, t0 / 1e9 + s.ttft_s - time.monotonic()))
         await resp.prepare(request)
         writes: list[int] = []
         self.writes.append(writes)

@@ -46,6 +46,7 @@ def main() -> None:
     res = out.result
     print(orjson.dumps({
         "invalid": res["invalid"], "invalid_reason": res["invalid_reason"], "self_check": res["self_check"],
+        "warnings": res["warnings"],
         "requests": [{"send_ns": r.send_ns, "chunk_ns": r.chunk_ns, "error": r.error,
                       "bounds": dict(out.stamp_bounds.get(r.index, []))} for r in recs],
     }, option=orjson.OPT_NON_STR_KEYS).decode(), flush=True)  # fmt: skip

@@ -116,18 +116,18 @@ def test_one_and_two_workers_give_the_same_verdict_on_the_same_stamps(case: str)
         load = ClientLoad(cpu_s=0.95, wall_s=1.0, loop_lag_ms=[0.1], sched_lag_ms=[0.0])
     if case == "late_schedule":
         load = ClientLoad(cpu_s=0.1, wall_s=1.0, loop_lag_ms=[0.1], sched_lag_ms=[30.0] * 10)
-    if case == "starved":  # the loop waited for a CPU: kernel stamps themselves were seen late then
+    if case == "starved":  # the loop waited for a CPU: said; the stamp bounds carry the verdict
         load = ClientLoad(cpu_s=0.1, wall_s=1.0, loop_lag_ms=[0.1] * 100, cpu_wait_ms=[0.0] * 98 + [40.0] * 2)
     one = build_outcome(_cfg(), "m", "tok", ServerSide(), _runs(recs, bounds, 1, load)).result
     two = build_outcome(_cfg(), "m", "tok", ServerSide(), _runs(recs, bounds, 2, load)).result
-    assert one["invalid"] == two["invalid"] == (case in ("damaged", "busy_cpu", "late_schedule", "starved"))
-    assert one["warnings"] == two["warnings"]
-    assert (one["warnings"] != []) == (case in ("merged_but_harmless", "merged_on_time"))
+    assert one["invalid"] == two["invalid"] == (case in ("damaged", "busy_cpu", "late_schedule"))
+    assert [w.split(" (")[0] for w in one["warnings"]] == [w.split(" (")[0] for w in two["warnings"]]
+    assert (one["warnings"] != []) == (case in ("merged_but_harmless", "merged_on_time", "starved"))
     if case == "merged_on_time":  # an on-time client: the server wrote them together; said, not ruled
         assert "most likely events the server wrote together" in one["warnings"][0]
     assert one["stamp_error"] == two["stamp_error"]
     if case == "starved":
-        assert "client starved" in one["invalid_reason"] and one["self_check"]["cpu_wait_max_ms"] == 40.0
+        assert "client starved" in one["warnings"][0] and one["self_check"]["cpu_wait_max_ms"] == 40.0
     if case == "damaged":
         assert one["invalid_reason"] == two["invalid_reason"]
         assert "arrival stamps could be off" in one["invalid_reason"]

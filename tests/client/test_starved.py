@@ -108,3 +108,33 @@ def test_starved_client_is_measured_and_ruled_invalid() -> None:
     assert sc["cpu_wait_p99_ms"] > MAX_CPU_WAIT_P99_MS and sc["cpu_wait_max_ms"] >= sc["cpu_wait_p99_ms"]
     assert res["invalid"] and "client starved" in res["invalid_reason"]
     _either_within_bound_or_invalid(res, writes)
+
+
+def test_a_stream_that_ends_while_the_client_is_stopped_keeps_kernel_stamps() -> None:
+    """The client is stopped for 500 ms just after it sent a request, longer than that request's
+    whole stream (headers with the first chunk at 30 ms, the last at 230 ms): everything arrives
+    while it sleeps, and aiohttp hands the connection back to the pool as the request's coroutine
+    resumes, the body being complete. The chunks must still carry the kernel's arrival stamp of
+    their read (the last write, not the read 500 ms later), each within its bound of its write. (Such
+    a response used to lose its stamping and fall back to read-time stamps with no bound: hundreds
+    of ms late in a run that looked valid.)"""
+    with ProcessServer(Script(ttft_s=0.03, gaps_s=[0.02] * 10, tokens=[1] * 11, mode="late_headers")) as ps:
+        p = _client(ps.url, "stop")
+        try:
+            assert p.stdin is not None and p.stdout is not None
+            p.stdin.write("\n")
+            p.stdin.flush()
+            assert p.stdout.readline().strip() == "first"  # the next request goes out right after
+            time.sleep(0.005)
+            os.kill(p.pid, signal.SIGSTOP)
+            time.sleep(0.5)
+        finally:
+            os.kill(p.pid, signal.SIGCONT)
+        res = _finish(p)
+        writes, _ = ps.fetch()
+    _either_within_bound_or_invalid(res, writes)
+    w = sorted(writes, key=lambda w: w[0])[1]  # the second measured request: streamed during the stop
+    r = res["requests"][1]
+    assert r["chunk_ns"][-1] - w[-1] < 5 * MS, (r["chunk_ns"][-1] - w[-1]) / MS  # arrival, not the read
+    assert r["chunk_ns"][0] - w[0] > 100 * MS  # read together with the last chunk: it shares its stamp...
+    assert r["chunk_ns"][0] - r["bounds"]["0"] <= w[0] + 2 * MS  # ...and its bound reaches back to its write

@@ -187,7 +187,9 @@ def test_chunks_read_together_carry_a_bound_that_holds_the_truth() -> None:
     bounded = 0
     for rec, w in zip(recs, sorted(writes, key=lambda w: w[0]), strict=True):
         b = dict(out.stamp_bounds.get(rec.index, []))
-        assert (rec.chunk_bound_ns or [0] * len(rec.chunk_ns)) == [b.get(j, 0) for j in range(len(rec.chunk_ns))]
+        assert (rec.chunk_bound_ns or [0] * len(rec.chunk_ns)) == [
+            b.get(j, 0) for j in range(len(rec.chunk_ns))
+        ]
         for j, (c, t) in enumerate(zip(rec.chunk_ns, w, strict=True)):
             assert c >= t, (j, c, t)  # a kernel stamp is never before the write
             assert c - b.get(j, 0) <= t + 2_000_000, (j, (c - t) / 1e6, b.get(j, 0) / 1e6)
