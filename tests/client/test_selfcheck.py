@@ -159,3 +159,19 @@ def test_measuring_turns_gc_off_and_back_on() -> None:
     inside, load = asyncio.run(go())
     assert not inside and gc.isenabled()
     assert load.wall_s >= 0.02 and load.loop_lag_ms
+
+
+def test_a_kernel_stamped_run_with_responses_stamped_at_read_time_is_invalid() -> None:
+    recs = [_stream(i) for i in range(10)]
+    ok = judge([ClientLoad(cpu_s=0.1, wall_s=1.0, loop_lag_ms=[0.1])], True, recs, {})
+    lost = judge(
+        [ClientLoad(cpu_s=0.1, wall_s=1.0, loop_lag_ms=[0.1], read_time_responses=2)], True, recs, {}
+    )
+    assert not ok.reasons and ok.check["read_time_responses"] == 0
+    assert lost.reasons == [
+        "2 responses were stamped when read, not by the kernel (their arrival record was lost)"
+    ]
+    no_kernel = judge(
+        [ClientLoad(cpu_s=0.1, wall_s=1.0, loop_lag_ms=[0.1], read_time_responses=2)], False, recs, {}
+    )
+    assert not no_kernel.reasons  # read-time stamps are the norm there, judged by loop lag

@@ -86,10 +86,11 @@ def test_stopped_client_stamps_hold_within_their_bounds() -> None:
     assert res["invalid"] and "arrival stamps could be off" in res["invalid_reason"]
 
 
-def test_starved_client_is_measured_and_ruled_invalid() -> None:
+def test_starved_client_is_measured_and_its_stamps_hold_within_their_bounds() -> None:
     """From its second request on, the client is pinned to one CPU at nice 19 beside a busy process
-    at nice 0 and gets ~1.5% of it: the self-check measures how long its loop waited for the CPU and
-    rules the run invalid, naming it."""
+    at nice 0 and gets ~1.5% of it: chunks arrive while its loop waits, and every chunk's stamp must
+    still lie within its bound of the server's write (or the run be invalid for it); the wait is
+    measured and said as a warning."""
     cpu = max(os.sched_getaffinity(0))
     with ProcessServer(SCRIPT) as ps:
         p = _client(ps.url, "starve", cpu)
@@ -106,8 +107,8 @@ def test_starved_client_is_measured_and_ruled_invalid() -> None:
         writes, _ = ps.fetch()
     sc = res["self_check"]
     assert sc["cpu_wait_p99_ms"] > MAX_CPU_WAIT_P99_MS and sc["cpu_wait_max_ms"] >= sc["cpu_wait_p99_ms"]
-    assert res["invalid"] and "client starved" in res["invalid_reason"]
-    _either_within_bound_or_invalid(res, writes)
+    assert any("client starved" in w for w in res["warnings"])
+    assert _either_within_bound_or_invalid(res, writes) <= 1
 
 
 def test_a_stream_that_ends_while_the_client_is_stopped_keeps_kernel_stamps() -> None:

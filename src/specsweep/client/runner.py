@@ -69,6 +69,7 @@ class Runner:
         self._fresh: aiohttp.ClientSession | None = None
         self.kernel_stamps = False  # a response's arrival times came from the kernel
         self.send_stamps = [0, 0]  # measured requests whose send time was [the call's, the kernel's]
+        self.read_time_responses = 0  # measured responses stamped at read time (no arrival record)
         self.pacer = SendPacer()
         self.bounds: StampBounds = {}  # measured requests' chunks whose stamp may be late (selfcheck)
         self.redirects = 0
@@ -196,6 +197,7 @@ class Runner:
 
             content = resp.content
             if clock is None:  # no stamping protocol: the time the coroutine got the bytes
+                self.read_time_responses += not rec.is_warmup
                 async for data in content.iter_any():
                     now = _now()
                     feed(data, now, now)
@@ -347,6 +349,7 @@ async def measure_run(
     runner.bounds = {}
     async with measuring() as load:
         records, load.sched_lag_ms = await drive(runner, specs, offsets, concurrency)
+    load.read_time_responses = runner.read_time_responses
     return WorkerRun(
         worker=runner.worker, records=records, warm=warm or [], load=load, kernel=runner.kernel_stamps,
         bounds=runner.bounds, redirects=runner.redirects, send_stamps=runner.send_stamps,

@@ -116,6 +116,7 @@ class ClientLoad:
     sched_lag_ms: list[float] = field(default_factory=list)
     read_age_ns: list[int] = field(default_factory=list)  # kernel stamps: how long reads' bytes waited
     cpu_wait_ms: list[float] | None = None  # per lag sample: how long the loop waited for a CPU (Linux)
+    read_time_responses: int = 0  # responses whose chunks were stamped when read (no arrival record)
 
     def figures(self, kernel: bool) -> dict[str, float]:
         lag = np.asarray(self.loop_lag_ms or [0.0])
@@ -126,6 +127,8 @@ class ClientLoad:
             "loop_lag_max_ms": float(lag.max()),
             "schedule_lag_p99_ms": float(np.percentile(self.sched_lag_ms, 99)) if self.sched_lag_ms else 0.0,
         }
+        if kernel:
+            out["read_time_responses"] = float(self.read_time_responses)
         if kernel and self.read_age_ns:
             ages = np.asarray(self.read_age_ns, dtype=np.float64) / 1e6
             out["read_delay_p50_ms"] = float(np.percentile(ages, 50))
@@ -283,6 +286,12 @@ def judge(
             "bounds account for; a client with a CPU of its own measures with less doubt"
         )
     damage: dict[str, Any] | None = None
+    if kernel and (n := int(sum(p.get("read_time_responses", 0.0) for p in per))):
+        # Should not happen (every response keeps its arrival record); if it does, those chunks'
+        # times are read times without a bound, which the kernel-stamp rules below cannot judge.
+        reasons.append(
+            f"{n} responses were stamped when read, not by the kernel (their arrival record was lost)"
+        )
     if kernel:
         frac = shared_stamp_fraction(records)
         check["shared_stamp_frac"] = frac

@@ -60,7 +60,7 @@ class Arrivals:
 # the runner to collect once (``arrival_clock``); the entry keeps the stream, so an id is never
 # reused while it is here. Bounded: entries nobody collected (a failed redirect chain) age out.
 _ARRIVALS: dict[int, tuple[Any, Arrivals]] = {}
-_ARRIVALS_CAP = 4096
+_ARRIVALS_CAP = 1 << 16  # > any concurrency a client process drives
 
 
 class StampingHandler(ResponseHandler):
