@@ -107,8 +107,8 @@ class StampedSocket(socket.socket):
     ``rx_floor_ns`` is when the last read that drained the socket (returned less than asked, or
     found it empty) began, and nothing in this read can have arrived before that."""
 
-    __slots__ = ("_drained_ns", "_tx_bytes", "_tx_key", "_tx_on", "kernel", "rx_floor_ns", "rx_ns", "tx_kernel",
-                 "tx_ns")  # fmt: skip
+    __slots__ = ("_drained_ns", "_tx_bytes", "_tx_key", "_tx_misses", "_tx_on", "kernel", "rx_floor_ns", "rx_ns",
+                 "tx_kernel", "tx_ns")  # fmt: skip
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -121,6 +121,7 @@ class StampedSocket(socket.socket):
         self._tx_on = False
         self._tx_bytes = 0
         self._tx_key: int | None = None  # OPT_ID of the last send's last byte, until its stamp is read
+        self._tx_misses = 0  # sends in a row whose stamp never came (a device that gives none)
         if SO_TIMESTAMPNS is not None and _ANC:
             with contextlib.suppress(OSError):
                 self.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
@@ -178,10 +179,13 @@ class StampedSocket(socket.socket):
                 self.tx_ns = max(self.tx_ns, min(now - (real - stamp), now))
                 self.tx_kernel = True
                 self._tx_key = None
+                self._tx_misses = 0
 
     def recv(self, bufsize: int, flags: int = 0) -> bytes:
-        if self._tx_key is not None:  # the last send's stamp came after its call: it is queued by now
+        pending = self._tx_key is not None
+        if pending:  # the last send's stamp came after its call: it is queued by now
             self._read_tx_stamps()
+            pending = self._tx_key is not None
         start = _mono()
         try:
             if not _ANC:
@@ -196,6 +200,10 @@ class StampedSocket(socket.socket):
         self.rx_floor_ns = self._drained_ns
         if len(data) < bufsize:
             self._drained_ns = start
+        if pending and data:  # a reply came, so the request left, and still no stamp for it
+            self._tx_misses += 1
+            if self._tx_misses >= 3:  # a device that stamps nothing: stop asking (and looking on reads)
+                self._tx_on, self._tx_key = False, None
         return data
 
     def _recv_stamped(self, bufsize: int, flags: int) -> bytes:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import types
 from pathlib import Path
 
 import aiohttp
@@ -60,3 +61,20 @@ def test_without_the_seam_the_connector_says_so(caplog: pytest.LogCaptureFixture
     with caplog.at_level(logging.WARNING, logger=transport.__name__):
         assert transport.install_stamping_protocol(NoSeam()) is False  # type: ignore[arg-type]
     assert "wake-up times" in caplog.text and aiohttp.__version__ in caplog.text
+
+
+def test_uncollected_arrival_records_age_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Responses nobody collects (connection prewarming, server probes) do not pile up: their
+    records go once older than the TTL, the newest stay, and one collected is handed over once."""
+    clock = [0]
+    monkeypatch.setattr(transport, "_now", lambda: clock[0])
+    monkeypatch.setattr(transport, "_ARRIVALS", {})
+    bodies = [object() for _ in range(5)]
+    for i, b in enumerate(bodies):
+        clock[0] = i * transport._ARRIVALS_TTL_NS // 2  # 0, ttl/2, ttl, 1.5 ttl, 2 ttl
+        transport._remember(b, transport.Arrivals(clock[0], None))
+    assert [e[0] for e in transport._ARRIVALS.values()] == bodies[3:]  # within one TTL of the newest
+    resp = types.SimpleNamespace(content=bodies[4])
+    got = transport.arrival_clock(resp)  # type: ignore[arg-type]
+    assert got is not None and got.hdr_ns == clock[0]
+    assert transport.arrival_clock(resp) is None  # type: ignore[arg-type]  # handed over once

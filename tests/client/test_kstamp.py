@@ -11,6 +11,8 @@ import pytest
 
 from specsweep import kstamp
 
+from .stamped import stamped_pair
+
 
 def test_read_age_sample_is_bounded_and_even(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(kstamp, "_AGES_CAP", 64)
@@ -26,21 +28,10 @@ def test_read_age_sample_is_bounded_and_even(monkeypatch: pytest.MonkeyPatch) ->
     assert kstamp.read_ages_stop() == []
 
 
-def _pair() -> tuple[socket.socket, kstamp.StampedSocket, socket.socket]:
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen()
-    c = kstamp.socket_factory((socket.AF_INET, socket.SOCK_STREAM, 0, "", ()))
-    assert isinstance(c, kstamp.StampedSocket)
-    c.connect(srv.getsockname())
-    s, _ = srv.accept()
-    return srv, c, s
-
-
 @pytest.mark.skipif(kstamp.SO_TIMESTAMPING is None, reason="kernel transmit stamps are Linux-only")
 def test_a_send_carries_the_kernels_transmit_stamp() -> None:
     """On loopback the bytes leave inside the send call: the stamp is the kernel's and lies within it."""
-    srv, c, s = _pair()
+    srv, c, s = stamped_pair()
     with c, s, srv:
         assert c.stamp_sends()
         for _ in range(3):
@@ -56,7 +47,7 @@ def test_a_send_carries_the_kernels_transmit_stamp() -> None:
 def test_bytes_that_leave_after_the_send_call_are_stamped_when_they_leave() -> None:
     """The peer's receive window is full, so a send's last bytes wait in the kernel and leave only
     once the peer reads, 50 ms later: their stamp (read at the next read) is then, not the call."""
-    srv, c, s = _pair()
+    srv, c, s = stamped_pair()
     with c, s, srv:
         assert c.stamp_sends()
         c.setblocking(False)
@@ -86,3 +77,21 @@ def test_transmit_stamps_are_refused_on_an_unconnected_socket_and_sends_fall_bac
     with c:
         assert c.stamp_sends() is False  # Linux keys stamps by byte only once connected
         assert not c.tx_kernel
+
+
+def test_a_socket_whose_device_gives_no_transmit_stamps_stops_asking(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three replies in a row without their request's stamp (a device that stamps nothing): the
+    socket stops asking and stops looking for stamps on every read; sends are stamped at the call."""
+    srv, c, s = stamped_pair()
+    with c, s, srv:
+        assert c.stamp_sends()
+        monkeypatch.setattr(kstamp.StampedSocket, "_read_tx_stamps", lambda self: None)
+        for i in range(4):
+            t0 = time.monotonic_ns()
+            c.send(b"x")
+            assert not c.tx_kernel and t0 <= c.tx_ns <= time.monotonic_ns()
+            assert s.recv(10) == b"x"
+            s.send(b"y")
+            time.sleep(0.005)
+            assert c.recv(10) == b"y"
+            assert c._tx_on == (i < 2), i

@@ -46,6 +46,23 @@ def _finish(p: subprocess.Popen[str]) -> dict:  # type: ignore[type-arg]
     return dict(orjson.loads(out.strip().splitlines()[-1]))
 
 
+def _stopped_after_first(url: str, after_s: float, stop_s: float) -> dict:  # type: ignore[type-arg]
+    """A client in MODE stop, SIGSTOPped for ``stop_s`` once ``after_s`` has passed since its first
+    measured request ended (the next one goes out right then); its result."""
+    p = _client(url, "stop")
+    try:
+        assert p.stdin is not None and p.stdout is not None
+        p.stdin.write("\n")
+        p.stdin.flush()
+        assert p.stdout.readline().strip() == "first"
+        time.sleep(after_s)
+        os.kill(p.pid, signal.SIGSTOP)
+        time.sleep(stop_s)
+    finally:
+        os.kill(p.pid, signal.SIGCONT)
+    return _finish(p)
+
+
 def _either_within_bound_or_invalid(res: dict, writes: list[list[int]]) -> int:  # type: ignore[type-arg]
     """The done-when rule, per chunk: returns how many chunks were outside their bound."""
     reqs = res["requests"]
@@ -67,18 +84,7 @@ def test_stopped_client_stamps_hold_within_their_bounds() -> None:
     Nearly always every chunk is within its bound; in one full-suite run of four, one chunk was 2+ ms
     past it (the server's write time is not the wire time: a segment can wait in its kernel)."""
     with ProcessServer(SCRIPT) as ps:
-        p = _client(ps.url, "stop")
-        try:
-            assert p.stdin is not None and p.stdout is not None
-            p.stdin.write("\n")
-            p.stdin.flush()
-            assert p.stdout.readline().strip() == "first"  # the first measured request ended
-            time.sleep(0.1)  # into the second request's stream
-            os.kill(p.pid, signal.SIGSTOP)
-            time.sleep(0.2)
-        finally:
-            os.kill(p.pid, signal.SIGCONT)
-        res = _finish(p)
+        res = _stopped_after_first(ps.url, after_s=0.1, stop_s=0.2)  # into the second request's stream
         writes, _ = ps.fetch()
     assert res["self_check"]["loop_lag_max_ms"] >= 150  # the stop happened while it measured
     outside = _either_within_bound_or_invalid(res, writes)  # a stop delays reads, (almost) never stamps
@@ -120,18 +126,7 @@ def test_a_stream_that_ends_while_the_client_is_stopped_keeps_kernel_stamps() ->
     a response used to lose its stamping and fall back to read-time stamps with no bound: hundreds
     of ms late in a run that looked valid.)"""
     with ProcessServer(Script(ttft_s=0.03, gaps_s=[0.02] * 10, tokens=[1] * 11, mode="late_headers")) as ps:
-        p = _client(ps.url, "stop")
-        try:
-            assert p.stdin is not None and p.stdout is not None
-            p.stdin.write("\n")
-            p.stdin.flush()
-            assert p.stdout.readline().strip() == "first"  # the next request goes out right after
-            time.sleep(0.005)
-            os.kill(p.pid, signal.SIGSTOP)
-            time.sleep(0.5)
-        finally:
-            os.kill(p.pid, signal.SIGCONT)
-        res = _finish(p)
+        res = _stopped_after_first(ps.url, after_s=0.005, stop_s=0.5)  # the next request just went out
         writes, _ = ps.fetch()
     _either_within_bound_or_invalid(res, writes)
     w = sorted(writes, key=lambda w: w[0])[1]  # the second measured request: streamed during the stop

@@ -16,6 +16,7 @@ from specsweep.metrics import per_token_itl_ms
 from specsweep.workload.scenarios import Scenario
 
 from .scripted_server import ProcessServer, Script
+from .stamped import stamped_pair
 
 SC = Scenario(name="t", input_len=16, output_len=11, range_ratio=1.0)
 TOL_MS = 1.0
@@ -146,15 +147,7 @@ def test_busy_client_still_stamps_kernel_arrival_times() -> None:
 def test_stamped_socket_reports_kernel_arrival_of_newest_bytes() -> None:
     """Two sends 30 ms apart, read once 30 ms later: the read's stamp is the second arrival, not the
     read time; sends are stamped as they are handed over."""
-    import socket
-
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen()
-    c = kstamp.socket_factory((socket.AF_INET, socket.SOCK_STREAM, 0, "", ()))
-    assert isinstance(c, kstamp.StampedSocket)
-    c.connect(srv.getsockname())
-    s, _ = srv.accept()
+    srv, c, s = stamped_pair()
     with c, s, srv:
         t0 = time.monotonic_ns()
         c.send(b"hi")
@@ -202,15 +195,7 @@ def test_chunks_read_together_carry_a_bound_that_holds_the_truth() -> None:
 
 def test_stamped_socket_bounds_older_bytes_of_a_merged_read() -> None:
     """Bytes read together arrived no earlier than the last read that drained the socket began."""
-    import socket
-
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen()
-    c = kstamp.socket_factory((socket.AF_INET, socket.SOCK_STREAM, 0, "", ()))
-    assert isinstance(c, kstamp.StampedSocket)
-    c.connect(srv.getsockname())
-    s, _ = srv.accept()
+    srv, c, s = stamped_pair()
     with c, s, srv:
         s.send(b"a")
         time.sleep(0.01)

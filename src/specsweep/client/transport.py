@@ -58,8 +58,11 @@ class Arrivals:
 
 # Each response's Arrivals by its body stream (aiohttp's StreamReader has slots and no weakref), for
 # the runner to collect once (``arrival_clock``); the entry keeps the stream, so an id is never
-# reused while it is here. Bounded: entries nobody collected (a failed redirect chain) age out.
-_ARRIVALS: dict[int, tuple[Any, Arrivals]] = {}
+# reused while it is here. Entries nobody collects (connection prewarming, server probes, a
+# redirect chain) age out: the runner collects its own as soon as its coroutine runs, seconds later
+# at worst on a starved host.
+_ARRIVALS: dict[int, tuple[Any, Arrivals, int]] = {}
+_ARRIVALS_TTL_NS = 120 * 1_000_000_000
 _ARRIVALS_CAP = 1 << 16  # > any concurrency a client process drives
 
 
@@ -109,9 +112,7 @@ class StampingHandler(ResponseHandler):
         log = self._log
         if after is not before or log is None:  # a response's headers were parsed in this read
             log = self._log = Arrivals(t, ks)
-            if len(_ARRIVALS) >= _ARRIVALS_CAP:
-                del _ARRIVALS[next(iter(_ARRIVALS))]
-            _ARRIVALS[id(after)] = (after, log)
+            _remember(after, log)
             n0 = 0
         n1 = after.total_bytes
         if n1 <= n0:
@@ -126,6 +127,16 @@ class StampingHandler(ResponseHandler):
             return
         if body:
             sink(body, t, lo)
+
+
+def _remember(payload: Any, log: Arrivals) -> None:
+    now = _now()
+    while _ARRIVALS:  # oldest first (insertion order)
+        key = next(iter(_ARRIVALS))
+        if len(_ARRIVALS) < _ARRIVALS_CAP and now - _ARRIVALS[key][2] < _ARRIVALS_TTL_NS:
+            break
+        del _ARRIVALS[key]
+    _ARRIVALS[id(payload)] = (payload, log, now)
 
 
 def arrival_clock(resp: aiohttp.ClientResponse) -> Arrivals | None:
