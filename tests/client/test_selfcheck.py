@@ -121,7 +121,11 @@ def test_one_and_two_workers_give_the_same_verdict_on_the_same_stamps(case: str)
     one = build_outcome(_cfg(), "m", "tok", ServerSide(), _runs(recs, bounds, 1, load)).result
     two = build_outcome(_cfg(), "m", "tok", ServerSide(), _runs(recs, bounds, 2, load)).result
     assert one["invalid"] == two["invalid"] == (case in ("damaged", "busy_cpu", "late_schedule"))
-    assert [w.split(" (")[0] for w in one["warnings"]] == [w.split(" (")[0] for w in two["warnings"]]
+
+    def same(ws: list[str]) -> list[str]:  # the starved warning names the worst worker when there are several
+        return [w.split(" (")[0] if w.startswith("client starved") else w for w in ws]
+
+    assert same(one["warnings"]) == same(two["warnings"])
     assert (one["warnings"] != []) == (case in ("merged_but_harmless", "merged_on_time", "starved"))
     if case == "merged_on_time":  # an on-time client: the server wrote them together; said, not ruled
         assert "most likely events the server wrote together" in one["warnings"][0]
