@@ -45,6 +45,9 @@ _unpack = _TIMESPEC.unpack_from
 # user by default. Set SPECSWEEP_TCP_CONGESTION= (empty) to keep the system default.
 _cc = os.environ.get("SPECSWEEP_TCP_CONGESTION", "reno")
 _UNPACED: bytes | None = _cc.encode() if _cc and hasattr(socket, "TCP_CONGESTION") else None
+# Set SPECSWEEP_SEND_STAMPS=call to stamp sends at the call instead of the kernel's transmit stamp
+# (to compare the two against a packet capture: benchmarks/wire_truth.py).
+_TX_KERNEL = os.environ.get("SPECSWEEP_SEND_STAMPS", "kernel") != "call"
 # Transmit stamps (linux/net_tstamp.h, linux/errqueue.h): the software stamp of each send's last byte,
 # keyed by its byte offset (OPT_ID), the stamp alone without the packet's bytes (OPT_TSONLY).
 SO_TIMESTAMPING = 37 if sys.platform.startswith("linux") else None  # = SCM_TIMESTAMPING
@@ -134,7 +137,7 @@ class StampedSocket(socket.socket):
         socket before any byte is sent (the stamps' keys count bytes from here; Linux refuses byte
         keys on an unconnected TCP socket). False where it gives none: sends are then stamped at the
         call."""
-        if SO_TIMESTAMPING is None or not _ERR_ANC:
+        if SO_TIMESTAMPING is None or not _ERR_ANC or not _TX_KERNEL:
             return False
         try:
             self.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPING, _TX_FLAGS)
