@@ -156,7 +156,8 @@ def read_pcap(path: Path) -> Iterator[tuple[int, int, int, int, bytes]]:
         yield sec * 1_000_000_000 + frac * scale, sport, dport, seq, payload
 
 
-_WRITE_STAMP = re.compile(rb'" t(\d+)"')
+_WRITE_STAMP = re.compile(rb'" t(\d+)"')  # firehose's write time in a chunk's JSON, on the wire
+_TEXT_STAMP = re.compile(r"t(\d+)")  # the same in a client's output text (one per chunk, in order)
 
 
 @dataclass
@@ -213,9 +214,8 @@ class Row:
     n_client: int = 0  # requests the client counted as completed (its figures are over these)
     n_paired: int = 0  # of those, found on the wire (the wire's figures are over these)
     pair_diff: tuple[float, float] = (0.0, 0.0)  # |client TTFT - wire TTFT| per request: p99, max (ms)
-    beyond: int | None = (
-        None  # specsweep: paired requests whose TTFT is off by more than its own bound + 0.5 ms
-    )
+    # specsweep: paired requests whose TTFT is off by more than its own bound + 0.5 ms
+    beyond: int | None = None
     wire: dict[str, float] = field(default_factory=dict)
     client_figs: dict[str, float] = field(default_factory=dict)
     invalid: bool | None = None
@@ -271,15 +271,16 @@ def pair(
     """The wire's requests that the client completed, per request client TTFT - wire TTFT (ms), and
     how many of those differences exceed the request's own TTFT bound (+0.5 ms: the capture and the
     socket stamp at different points of the kernel). ``done``: (output text, client TTFT ms, TTFT
-    bound ms) per completed request; the first write stamp in the text names the request on the wire. A client's figures are over its completed requests only, so the
-    wire's must be over the same ones: a request the client failed (or dropped) but the wire saw
-    answered would otherwise move the wire's mean and not the client's."""
+    bound ms) per completed request; the first write stamp in the text names the request on the
+    wire. A client's figures are over its completed requests only, so the wire's must be over the
+    same ones: a request the client failed (or dropped) but the wire saw answered would otherwise
+    move the wire's mean and not the client's."""
     by_write = {r.first_write: r for r in reqs if r.first_write is not None}
     same: list[WireRequest] = []
     diffs: list[float] = []
     beyond = 0
     for text, ttft, bound in done:
-        m = re.search(r"t(\d+)", text or "")
+        m = _TEXT_STAMP.search(text or "")
         if m and (r := by_write.get(int(m.group(1)))) is not None:
             same.append(r)
             diffs.append(d := ttft - (r.data[0] - r.sent) / 1e6)
@@ -289,8 +290,9 @@ def pair(
 
 def run_specsweep(
     url: str, c: int, n: int, chunks: int, workers: int, out: Path
-) -> tuple[dict[str, Any], list[tuple[str, float]]]:
-    """specsweep bench's result line, and (text, TTFT ms) of each completed request from its records.
+) -> tuple[dict[str, Any], list[tuple[str, float, float]]]:
+    """specsweep bench's result line, and (text, TTFT ms, TTFT bound ms) of each completed request
+    from its records.
     Every request asks for exactly ``chunks`` tokens (range ratio 1), what firehose streams."""
     res, recs = out / "result.jsonl", out / "records.jsonl"
     cmd = [sys.executable, "-m", "specsweep", "bench", "--backend", "vllm", "--model", "firehose", "--base-url", url,
@@ -440,7 +442,7 @@ def per_chunk(tcpdump: str, url: str, host: str, c: int, n: int, chunks: int, tm
             continue
         b = dict(out.stamp_bounds.get(r.index, []))
         for j, (ns, w) in enumerate(
-            zip(r.chunk_ns, [int(x) for x in re.findall(r"t(\d+)", r.output_text or "")], strict=False)
+            zip(r.chunk_ns, [int(x) for x in _TEXT_STAMP.findall(r.output_text or "")], strict=False)
         ):
             if w in on_wire:
                 ms = (ns - on_wire[w]) / 1e6

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -77,6 +79,18 @@ def day_table(view: dict) -> str:
     return "\n".join(rows)
 
 
+def _plan(args: list[str], out: Path, table: Callable[[dict[str, Any]], str], markdown: bool = True) -> int:
+    """``specsweep plan ARGS`` as JSON into ``out`` (and, with ``markdown``, its report beside it);
+    prints ``table`` of it. The command's exit status."""
+    rc = cli(["plan", *args, "--format", "json", "-o", str(out)])
+    if rc:
+        return rc
+    if markdown:
+        _markdown(out, out.with_suffix(".md"))
+    print(table(json.loads(out.read_text())), "\n" if markdown else "")
+    return 0
+
+
 def _markdown(src: Path, dst: Path) -> None:
     """The Markdown plan of a JSON plan (what ``--format md`` prints, without planning twice)."""
     dst.write_text(to_markdown(json.loads(src.read_text())), encoding="utf-8")
@@ -99,28 +113,23 @@ def main(argv: list[str]) -> int:
     results = write_results_dir(reference_rows(csv), work / "results")
     common = [str(results), "--traffic", str(REPO / "examples" / "traffic-reference.yaml"), "--gpus", "32",
               "--slo", SLO]  # fmt: skip
-    rc = cli(["plan", *common, "--format", "json", "-o", str(work / "plan.json")])
+    rc = _plan(common, work / "plan.json", options_table)
     if rc:
         return rc
-    _markdown(work / "plan.json", work / "plan.md")
-    print(options_table(json.loads((work / "plan.json").read_text())), "\n")
     if "--day" in flags:
         ref = yaml.safe_load((REPO / "examples" / "traffic-reference.yaml").read_text())
         ref["load"] = {"concurrency_by_hour": DAY}
         (work / "traffic-day.yaml").write_text(yaml.safe_dump(ref))
         day = [str(results), "--traffic", str(work / "traffic-day.yaml"), "--gpus", "32", "--slo", SLO]
-        rc = cli(["plan", *day, "--format", "json", "-o", str(work / "day.json")])
+        rc = _plan(day, work / "day.json", day_table)
         if rc:
             return rc
-        _markdown(work / "day.json", work / "day.md")
-        print(day_table(json.loads((work / "day.json").read_text())), "\n")
     if "--validate" in flags:
-        rc = cli(["plan", str(results), "--traffic", str(REPO / "examples" / "traffic-small.yaml"), "--gpus", "16",
-                  "--validate", "--time-scale", "1", "--format", "json",
-                  "-o", str(work / "replay.json")])  # fmt: skip
+        small = [str(results), "--traffic", str(REPO / "examples" / "traffic-small.yaml"), "--gpus", "16",
+                 "--validate", "--time-scale", "1"]  # fmt: skip
+        rc = _plan(small, work / "replay.json", replay_table, markdown=False)
         if rc:
             return rc
-        print(replay_table(json.loads((work / "replay.json").read_text())))
     return 0
 
 

@@ -63,7 +63,9 @@ _ANC = (
     if hasattr(socket, "CMSG_SPACE")
     else 0
 )
-_ERR_ANC = 2 * _ANC + socket.CMSG_SPACE(_EXTERR.size + 16) if _ANC else 0
+# An error-queue message: the stamps, and sock_extended_err followed by the offender's address (a
+# sockaddr_in6 at most: 28 bytes).
+_ERR_ANC = 2 * _ANC + socket.CMSG_SPACE(_EXTERR.size + 28) if _ANC else 0
 
 
 # While a client measures, the age of its reads (ns from the kernel's arrival stamp to the read): how
@@ -124,7 +126,9 @@ class StampedSocket(socket.socket):
         self._tx_on = False
         self._tx_bytes = 0
         self._tx_key: int | None = None  # OPT_ID of the last send's last byte, until its stamp is read
-        self._tx_misses = 0  # sends in a row whose stamp never came (a device that gives none)
+        self._tx_misses = (
+            0  # replies in a row that came before their request's stamp (a device that gives none)
+        )
         if SO_TIMESTAMPNS is not None and _ANC:
             with contextlib.suppress(OSError):
                 self.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)

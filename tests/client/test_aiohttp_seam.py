@@ -40,7 +40,7 @@ def test_a_real_request_is_stamped_through_the_seam() -> None:
             async with transport.make_session(url) as session:
                 body = {"text": "hi", "sampling_params": {"max_new_tokens": 2}, "stream": True}
                 async with session.post(url + "/generate", json=body) as resp:
-                    clock = transport.arrival_clock(resp)
+                    clock = transport.take_arrivals(resp)
                     await resp.read()
                     # the headers' read was seen through ResponseHandler._payload, and the body's
                     stamped = clock is not None and clock.hdr_ns > 0 and bool(clock.marks)
@@ -75,6 +75,6 @@ def test_uncollected_arrival_records_age_out(monkeypatch: pytest.MonkeyPatch) ->
         transport._remember(b, transport.Arrivals(clock[0], None))
     assert [e[0] for e in transport._ARRIVALS.values()] == bodies[3:]  # within one TTL of the newest
     resp = types.SimpleNamespace(content=bodies[4])
-    got = transport.arrival_clock(resp)  # type: ignore[arg-type]
+    got = transport.take_arrivals(resp)  # type: ignore[arg-type]
     assert got is not None and got.hdr_ns == clock[0]
-    assert transport.arrival_clock(resp) is None  # type: ignore[arg-type]  # handed over once
+    assert transport.take_arrivals(resp) is None  # type: ignore[arg-type]  # handed over once

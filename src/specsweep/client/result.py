@@ -41,9 +41,8 @@ class WorkerRun:
     load: ClientLoad = field(default_factory=ClientLoad)
     kernel: bool = False
     bounds: StampBounds = field(default_factory=dict)
-    send_stamps: list[int] = field(
-        default_factory=lambda: [0, 0]
-    )  # requests sent: [call-stamped, kernel-stamped]
+    # measured requests whose send time was [the send call's start, the kernel's transmit stamp]
+    send_stamps: list[int] = field(default_factory=lambda: [0, 0])
     redirects: int = 0  # responses that followed a redirect (only with allow_redirects)
     host: str = ""
     pid: int = 0

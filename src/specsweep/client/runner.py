@@ -33,12 +33,12 @@ from specsweep.client.selfcheck import StampBounds, measuring
 from specsweep.client.sse import SSEDecoder
 from specsweep.client.transport import (
     SendPacer,
-    arrival_clock,
     auth_headers,
     connector,
     make_session,
     new_session,
     prewarm,
+    take_arrivals,
 )
 from specsweep.errors import BenchError
 from specsweep.records import CATEGORY_HEADER, RequestRecord, RequestSpec
@@ -154,10 +154,10 @@ class Runner:
             if resp.history:
                 self.redirects += 1
             rec.headers_ns = _now()
-            clock = arrival_clock(resp)
-            if clock is not None:
-                rec.headers_ns = min(rec.headers_ns, clock.hdr_ns or rec.headers_ns)
-                rec.send_ns = max(rec.send_ns, min(clock.sent_ns, rec.headers_ns))
+            arr = take_arrivals(resp)
+            if arr is not None:
+                rec.headers_ns = min(rec.headers_ns, arr.hdr_ns or rec.headers_ns)
+                rec.send_ns = max(rec.send_ns, min(arr.sent_ns, rec.headers_ns))
             rec.http_status = resp.status
             if 300 <= resp.status < 400 and not self.cfg.allow_redirects:
                 rec.error_kind, rec.error = (
@@ -196,7 +196,7 @@ class Runner:
                     bounds.extend((j, late) for j in range(j0, last))
 
             content = resp.content
-            if clock is None:  # no stamping protocol: the time the coroutine got the bytes
+            if arr is None:  # no stamping protocol: the time the coroutine got the bytes
                 self.read_time_responses += not rec.is_warmup
                 async for data in content.iter_any():
                     now = _now()
@@ -216,14 +216,14 @@ class Runner:
                 # What arrived before now waits in the payload: split it at its reads' boundaries.
                 buffered = content.read_nowait(-1)
                 pos, last_t = 0, rec.send_ns
-                for end, t, lo in clock.marks:
+                for end, t, lo in arr.marks:
                     if end > pos and pos < len(buffered):
                         feed(buffered[pos:end], t, lo)
                         pos, last_t = end, t
                 if pos < len(buffered):
                     feed(buffered[pos:], _now(), last_t)
-                clock.marks.clear()
-                clock.sink = sink
+                arr.marks.clear()
+                arr.sink = sink
                 try:
                     # aiohttp's total timeout covers its own reads only: this wait keeps the deadline
                     await asyncio.wait_for(content.wait_eof(), max(0.0, deadline - time.monotonic()))
@@ -234,23 +234,21 @@ class Runner:
                         raise failure[0] from None
                     raise
                 finally:
-                    clock.sink = None
+                    arr.sink = None
                 if failure:
                     raise failure[0]
                 rest = content.read_nowait(-1)  # defensive: body bytes the sink did not get
                 if rest:
                     feed(rest, _now(), rec.send_ns)
-            if clock is not None and clock.kernel:
+            if arr is not None and arr.kernel:
                 self.kernel_stamps = True
-            if clock is not None and not rec.is_warmup:
-                self.send_stamps[clock.send_kernel] += 1
+            if arr is not None and not rec.is_warmup:
+                self.send_stamps[arr.send_kernel] += 1
             if bounds and not rec.is_warmup:
                 self.bounds[rec.index] = bounds
-                dense = [0] * len(chunk_ns)
-                for j, b in bounds:
-                    if j < len(dense):
-                        dense[j] = max(dense[j], b)
-                rec.chunk_bound_ns = dense
+                rec.chunk_bound_ns = [0] * len(chunk_ns)
+                for j, b in bounds:  # each bounded chunk once
+                    rec.chunk_bound_ns[j] = b
             for payload in dec.close():
                 dialect.parse(payload, st, count)
 

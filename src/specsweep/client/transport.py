@@ -57,7 +57,7 @@ class Arrivals:
 
 
 # Each response's Arrivals by its body stream (aiohttp's StreamReader has slots and no weakref), for
-# the runner to collect once (``arrival_clock``); the entry keeps the stream, so an id is never
+# the runner to collect once (``take_arrivals``); the entry keeps the stream, so an id is never
 # reused while it is here. Entries nobody collects (connection prewarming, server probes, a
 # redirect chain) age out: the runner collects its own as soon as its coroutine runs, seconds later
 # at worst on a starved host.
@@ -139,7 +139,7 @@ def _remember(payload: Any, log: Arrivals) -> None:
     _ARRIVALS[id(payload)] = (payload, log, now)
 
 
-def arrival_clock(resp: aiohttp.ClientResponse) -> Arrivals | None:
+def take_arrivals(resp: aiohttp.ClientResponse) -> Arrivals | None:
     """The response's arrival times (once: the entry is handed over); None without the stamping
     protocol (or for a body-less response)."""
     entry = _ARRIVALS.pop(id(resp.content), None)
