@@ -16,12 +16,12 @@ def run_bench(
 ) -> BenchOutcome:
     """Run one benchmark synchronously (owns its event loop); ``workers > 1`` splits the load over
     that many client processes (specsweep.client.multiworker)."""
-    import asyncio
 
     if cfg.workers > 1:
         from specsweep.client.multiworker import run_multiworker
 
         return run_multiworker(cfg, ray_address=ray_address)
+    from specsweep import kstamp
     from specsweep.client.runner import run_bench_async
 
-    return asyncio.run(run_bench_async(cfg, on_request))
+    return kstamp.run(run_bench_async(cfg, on_request))

@@ -24,8 +24,10 @@ that does not read through the Python socket, such as uvloop), ``rx_ns`` is the 
 from __future__ import annotations
 
 import array
+import asyncio
 import contextlib
 import os
+import selectors
 import socket
 import struct
 import sys
@@ -97,6 +99,88 @@ def _note_age(age: int) -> None:
     if len(READ_AGES) >= _AGES_CAP:
         READ_AGES = READ_AGES[::2]
         _stride *= 2
+
+
+# fd -> the latest time its bytes cannot have been queued before (see ReadyFloorSelector); 0: unknown
+_READY_FLOOR: dict[int, int] = {}
+
+
+class ReadyFloorSelector(selectors.DefaultSelector):
+    """The event loop's selector, which also says since when each socket's queued bytes can have
+    waited: a tighter floor for a read's older bytes than the last read that drained the socket.
+
+    The loop's selector is level-triggered: a call reports every socket with bytes queued when it
+    collected its ready list, which it does after the call began. So when a socket, watched for
+    reading, is reported by a call but was not by the call before, nothing was queued when that call
+    began, and the bytes now queued arrived after it. On a busy loop, calls are a loop iteration
+    apart, so a read's older bytes are known to within one iteration, not since the socket was last
+    drained (which, for the first chunk of a reply, is before the whole prefill). A socket reported
+    by consecutive calls keeps the floor of the first; one newly watched (a new connection, reading
+    resumed) gets none until a call has not reported it. Floors are kept per file descriptor and
+    dropped when it is no longer watched, so a reused descriptor never inherits one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._calls = 0  # calls so far (the current one's index once it returns)
+        self._last_start = 0  # when the previous call began
+        self._watched_from: dict[int, int] = {}  # fd -> index of the first call watching it for reading
+        self._reported: dict[int, int] = {}  # fd -> index of the last call that reported it readable
+
+    def _watch(self, fd: int, events: int) -> None:
+        if events & selectors.EVENT_READ:
+            self._watched_from.setdefault(fd, self._calls + 1)
+        else:
+            self._forget(fd)
+
+    def _forget(self, fd: int) -> None:
+        self._watched_from.pop(fd, None)
+        self._reported.pop(fd, None)
+        _READY_FLOOR.pop(fd, None)
+
+    def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+        key = super().register(fileobj, events, data)
+        self._forget(key.fd)
+        self._watch(key.fd, events)
+        return key
+
+    def modify(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+        key = super().modify(fileobj, events, data)
+        self._watch(key.fd, events)
+        return key
+
+    def unregister(self, fileobj: Any) -> selectors.SelectorKey:
+        key = super().unregister(fileobj)
+        self._forget(key.fd)
+        return key
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        start = _mono()
+        ready = super().select(timeout)
+        n = self._calls = self._calls + 1
+        prev, self._last_start = self._last_start, start
+        for key, events in ready:
+            if events & selectors.EVENT_READ:
+                fd = key.fd
+                if self._reported.get(fd) != n - 1:  # the call before did not report it
+                    watched = self._watched_from.get(fd, n) <= n - 1
+                    _READY_FLOOR[fd] = prev if watched else 0
+                self._reported[fd] = n
+        return ready
+
+
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    """An event loop whose selector gives stamped sockets their ready floor (see
+    :class:`ReadyFloorSelector`); for ``asyncio.Runner(loop_factory=...)``."""
+    return asyncio.SelectorEventLoop(ReadyFloorSelector())
+
+
+def run(coro: Any) -> Any:
+    """``asyncio.run`` on :func:`new_event_loop`: how the client measures (Python >= 3.11; on 3.10,
+    plain ``asyncio.run``: the bounds then fall back to the last draining read, sound but looser)."""
+    if sys.version_info >= (3, 11):
+        with asyncio.Runner(loop_factory=new_event_loop) as runner:
+            return runner.run(coro)
+    return asyncio.run(coro)  # pragma: no cover - Python 3.10
 
 
 class StampedSocket(socket.socket):
@@ -203,8 +287,9 @@ class StampedSocket(socket.socket):
         except BlockingIOError:  # nothing queued at ``start``: later bytes arrived after it
             self._drained_ns = start
             raise
-        # The bytes just read arrived after the last read that left nothing behind began.
-        self.rx_floor_ns = self._drained_ns
+        # The bytes just read arrived after the last read that left nothing behind began, and after
+        # the last selector call that found nothing queued began (ReadyFloorSelector).
+        self.rx_floor_ns = max(self._drained_ns, _READY_FLOOR.get(self.fileno(), 0))
         if len(data) < bufsize:
             self._drained_ns = start
         if pending and data:  # a reply came, so the request left, and still no stamp for it

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
+from specsweep import kstamp
 from specsweep.bench_types import BenchConfig, BenchOutcome
 from specsweep.client.result import ServerSide, WorkerRun, build_outcome
 from specsweep.errors import BenchError
@@ -113,7 +114,7 @@ class WorkerCore:
     """One worker's state between messages: its own event loop, HTTP session, share and runner."""
 
     def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
+        self.loop = kstamp.new_event_loop()
         self.session: Any = None
         self.runner: Any = None
         self.specs: list[Any] = []

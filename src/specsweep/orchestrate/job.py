@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from specsweep import kstamp
 from specsweep.bench_types import BenchConfig, BenchOutcome
 from specsweep.config import DEFAULT_BACKEND, Cell, Experiment, Plan, ServerConfig, lossless_pair
 from specsweep.errors import SpecsweepError
@@ -203,7 +204,7 @@ def run_config(
             started = now_iso()
             bcfg = bench_config(exp, job.plan, cfg, cell, server)
             try:
-                outcome = asyncio.run(_watch(server, bench_fn(bcfg), exp.timeouts.cell_s))
+                outcome = kstamp.run(_watch(server, bench_fn(bcfg), exp.timeouts.cell_s))
             except Exception as e:  # failures are data: the cell fails, the grid goes on
                 err = str(e) or type(e).__name__
                 kind = "server_died" if isinstance(e, ServerDied) else "cell_timeout"
