@@ -6,7 +6,8 @@ milliseconds after its bytes came in. On Linux the kernel stamps every received 
 (``SO_TIMESTAMPNS``); reading with ``recvmsg`` returns the stamp of the newest bytes of the read, so a
 chunk's arrival time no longer depends on how busy the client is. When bytes that arrived at
 different times are read together, only the newest have an exact stamp; ``rx_floor_ns`` bounds how
-early the others can have come (see :class:`StampedSocket`). A client's sends are stamped by the
+early the others can have come (see :class:`StampedSocket`), tightened by the event loop's selector
+where the client runs on :func:`new_event_loop` (:class:`ReadyFloorSelector`). A client's sends are stamped by the
 kernel too (``SO_TIMESTAMPING``, software transmit stamps read back from the socket's error queue):
 the time the last byte of a send went to the network device, which on loopback is the time a packet
 capture sees it. Where the kernel gives no transmit stamp, a send is stamped as the ``send`` call
@@ -99,6 +100,26 @@ def _note_age(age: int) -> None:
     if len(READ_AGES) >= _AGES_CAP:
         READ_AGES = READ_AGES[::2]
         _stride *= 2
+
+
+_CLOCK_TRIES = 5
+_CLOCK_GAP_NS = 20_000
+
+
+def _clocks() -> tuple[int, int]:
+    """The wall clock and, right after it, the monotonic clock, to put a kernel stamp (wall clock) on
+    the monotonic one: ``now - (real - stamp)`` is late by the time between the two reads, never early.
+    A preemption between them would make it late by a whole time slice (on a host with three busy
+    processes per core, about once per 16,384 chunks read, by 8-16 ms), so a monotonic read before
+    them catches it, and the pair is read again (up to ``_CLOCK_TRIES`` times, while more than
+    ``_CLOCK_GAP_NS`` apart)."""
+    for _ in range(_CLOCK_TRIES):
+        before = _mono()
+        real = _real()
+        now = _mono()
+        if now - before <= _CLOCK_GAP_NS:
+            break
+    return real, now
 
 
 # fd -> the latest time its bytes cannot have been queued before (see ReadyFloorSelector); 0: unknown
@@ -194,7 +215,8 @@ class StampedSocket(socket.socket):
     newer stamp (``tcp_try_coalesce``; reading with a bounded size does not bring the older stamp
     back). So the older bytes of a read arrived at some time in ``[rx_floor_ns, rx_ns]``:
     ``rx_floor_ns`` is when the last read that drained the socket (returned less than asked, or
-    found it empty) began, and nothing in this read can have arrived before that."""
+    found it empty) began, or, if later, when the last selector call that found the socket empty
+    began (:class:`ReadyFloorSelector`); nothing in this read can have arrived before that."""
 
     __slots__ = ("_drained_ns", "_tx_bytes", "_tx_key", "_tx_misses", "_tx_on", "kernel", "rx_floor_ns", "rx_ns",
                  "tx_kernel", "tx_ns")  # fmt: skip
@@ -256,7 +278,7 @@ class StampedSocket(socket.socket):
             except OSError:  # not this socket's kind: stop asking
                 self._tx_on = False
                 return
-            real, now = _real(), _mono()
+            real, now = _clocks()
             stamp = key = None
             for level, kind, raw in anc:
                 if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPING and len(raw) >= _TIMESPEC.size:
@@ -300,8 +322,7 @@ class StampedSocket(socket.socket):
 
     def _recv_stamped(self, bufsize: int, flags: int) -> bytes:
         data, anc, _flags, _addr = self.recvmsg(bufsize, _ANC, flags)
-        real = _real()
-        now = _mono()  # read second: any gap between the two readings makes the stamp late, never early
+        real, now = _clocks()
         for level, kind, raw in anc:  # SCM_TIMESTAMPNS (and SCM_TIMESTAMPING, same stamp, if stamping sends)
             if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(raw) >= _TIMESPEC.size:
                 sec, nsec = _unpack(raw)
