@@ -5,7 +5,8 @@ receive stamp of the socket read that completed its SSE event (Linux, see ``ksta
 time of the read), so a busy client does not delay its own timestamps. SSE events completed by one
 read share its stamp; only the newest bytes of a read have an exact stamp (the kernel keeps one per
 merged segment), so every chunk that was not the read's last event gets a bound: how much earlier
-it may have arrived (since the last read that drained the socket, or the request's send). The
+it may have arrived (since the socket's floor: the last read that drained it, or the last selector
+call that found it empty (``kstamp.ReadyFloorSelector``), or the request's send). The
 self-check (``client.selfcheck``) turns those bounds into how far TTFT and ITL could be off and marks
 the run invalid past 1 ms. A request's send time is when its last bytes were handed to the kernel.
 
@@ -181,7 +182,8 @@ class Runner:
                 """Record the chunks of the SSE events that ``piece`` (one read, stamped ``t``)
                 completed. Only the read's newest bytes have that exact stamp: an event before the
                 read's last one, or one followed by part of the next, may have come as early as
-                ``lo`` (the last read that drained the socket began) or the send, whichever is later.
+                ``lo`` (the socket's floor: the last draining read or empty selector call began) or
+                the send, whichever is later.
                 Events without output (``[DONE]``, usage or finish-only) are taken as written with
                 the chunk before them: servers write them in the same step."""
                 j0 = len(chunk_ns)
