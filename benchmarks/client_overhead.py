@@ -22,9 +22,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from specsweep import kstamp
 from specsweep.bench import BenchConfig
 from specsweep.client.runner import run_bench_async
 from specsweep.workload.scenarios import Scenario
@@ -43,13 +45,16 @@ def start_firehose(chunks: int, gap_ms: float, cpu: int | None) -> tuple[subproc
     return p, url
 
 
-def measure(conc: int, gap_ms: float, chunks: int, rounds: int, cpu_server: int | None) -> dict[str, float]:
+def measure(
+    conc: int, gap_ms: float, chunks: int, rounds: int, cpu_server: int | None, loop: str = "floor"
+) -> dict[str, Any]:
     proc, url = start_firehose(chunks, gap_ms, cpu_server)
     try:
         sc = Scenario(name="firehose", input_len=8, output_len=chunks, range_ratio=1.0)
         cfg = BenchConfig(base_url=url, scenario=sc, backend="vllm", model="firehose", num_prompts=conc * rounds,
                           max_concurrency=conc, keep_text=True, scrape_metrics=False, quiet=True)  # fmt: skip
-        out = asyncio.run(run_bench_async(cfg))
+        # floor: the loop specsweep measures on (kstamp.run: the ready-floor selector); plain: asyncio's
+        out = kstamp.run(run_bench_async(cfg)) if loop == "floor" else asyncio.run(run_bench_async(cfg))
     finally:
         proc.terminate()
         proc.wait(10)
@@ -81,6 +86,7 @@ def measure(conc: int, gap_ms: float, chunks: int, rounds: int, cpu_server: int 
         "failed": res["failed"],
         "invalid": bool(res["invalid"]),
         "stamps": res.get("arrival_stamps", "read"),
+        "loop": loop,
     }
 
 
@@ -95,6 +101,9 @@ def main() -> None:
     ap.add_argument("--chunks", type=int, default=48)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", default=None, help="write a Markdown table here")
+    ap.add_argument("--loops", nargs="+", choices=["floor", "plain"], default=["floor"],
+                    help="event loops to measure each rung on, alternating (plain: asyncio's own selector, "
+                    "to see what the ready floor costs)")  # fmt: skip
     args = ap.parse_args()
     pin = hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) >= 2
     if pin:
@@ -105,12 +114,15 @@ def main() -> None:
         gaps = args.gaps_ms or [c / r * 1000 for r in rates]
         for g in gaps:
             for _ in range(args.repeats):
-                row = measure(c, round(g, 3), args.chunks, args.rounds, 1 if pin else None)
-                rows.append(row)
-                print(
-                    " ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()),
-                    flush=True,
-                )
+                for loop in args.loops:
+                    row = measure(c, round(g, 3), args.chunks, args.rounds, 1 if pin else None, loop)
+                    rows.append(row)
+                    print(
+                        " ".join(
+                            f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()
+                        ),
+                        flush=True,
+                    )
     best: dict[int, float] = {}
     for r in rows:
         ok = (r["achieved_chunks_per_s"] >= 0.95 * r["offered_chunks_per_s"] and r["ttft_err_p99_ms"] < 2.0
@@ -125,15 +137,15 @@ def main() -> None:
         "",
         "Command: `python benchmarks/client_overhead.py " + " ".join(sys.argv[1:]) + "`",
         "",
-        "| concurrency | offered chunks/s | achieved chunks/s | TTFT err p50 (ms) | TTFT err p99 (ms) | chunk err p99 (ms) | client CPU | loop lag p99 (ms) | read delay p99 (ms) | chunks sharing a read | invalid | arrival stamps |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:--|:--|",
+        "| concurrency | offered chunks/s | achieved chunks/s | TTFT err p50 (ms) | TTFT err p99 (ms) | chunk err p99 (ms) | client CPU | loop lag p99 (ms) | read delay p99 (ms) | chunks sharing a read | invalid | arrival stamps | event loop |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:--|:--|:--|",
     ]
     for r in rows:
         lines.append(
             f"| {r['concurrency']} | {r['offered_chunks_per_s']:.0f} | {r['achieved_chunks_per_s']:.0f} | "
             f"{r['ttft_err_p50_ms']:.2f} | {r['ttft_err_p99_ms']:.2f} | {r['chunk_err_p99_ms']:.2f} | "
             f"{r['client_cpu']:.0%} | {r['loop_lag_p99_ms']:.2f} | {r['read_delay_p99_ms']:.2f} | "
-            f"{r['shared_stamp_frac']:.2%} | {'yes' if r['invalid'] else 'no'} | {r['stamps']} |"
+            f"{r['shared_stamp_frac']:.2%} | {'yes' if r['invalid'] else 'no'} | {r['stamps']} | {r['loop']} |"
         )
     lines.append("")
     for c, v in sorted(best.items()):
