@@ -449,8 +449,8 @@ def per_chunk(tcpdump: str, url: str, host: str, c: int, n: int, chunks: int, tm
                 ms = (ns - on_wire[w]) / 1e6
                 late.append(ms)
                 first += [ms] if j == 0 else []
-                if (past := ms - b.get(j, 0) / 1e6) > 1.0:
-                    beyond.append((past, b.get(j, 0)))
+                if (past := ms - (bound := b.get(j, 0)) / 1e6) > 1.0:
+                    beyond.append((past, bound))
     shutil.rmtree(d, ignore_errors=True)
     res = out.result
     sc = res["self_check"]

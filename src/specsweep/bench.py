@@ -16,7 +16,6 @@ def run_bench(
 ) -> BenchOutcome:
     """Run one benchmark synchronously (owns its event loop); ``workers > 1`` splits the load over
     that many client processes (specsweep.client.multiworker)."""
-
     if cfg.workers > 1:
         from specsweep.client.multiworker import run_multiworker
 

@@ -7,6 +7,7 @@ import asyncio
 import selectors
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -63,7 +64,7 @@ def test_a_socket_reported_by_its_first_call_gets_no_floor() -> None:
         assert c.fileno() not in kstamp._READY_FLOOR
 
 
-def _late_pair_bound(loop_factory: object) -> tuple[int, int, int]:
+def _late_pair_bound(loop_factory: Callable[[], asyncio.AbstractEventLoop]) -> tuple[int, int, int]:
     """A server sends a header, and 500 ms later two events 5 ms apart while the client's loop is busy
     (a callback holds it until both are sent), so the client reads both together. The loop cycles meanwhile (a
     2 ms ticker, like a client with many streams). Returns (A's send time, the read's floor, the read's
@@ -109,7 +110,6 @@ def _late_pair_bound(loop_factory: object) -> tuple[int, int, int]:
     t = threading.Thread(target=server)
     t.start()
     with s, srv:
-        assert callable(loop_factory)
         loop = loop_factory()
         try:
             loop.run_until_complete(main())
