@@ -1,0 +1,127 @@
+"""What the orchestrator and the design's rules exchange: observations in, decisions and the next
+batch out. Frozen dataclasses only (picklable for the Ray executor, comparable in tests).
+
+Vocabulary:
+- a *run* is one (config, cell) measurement, a summary row; its ``repeat`` numbers the runs of
+  that (config, cell) from 0, so (cell_id, repeat) stays the store's resume key;
+- a *round* is one pass over the configs that have work: each of them is launched once and runs
+  its pending runs; round 0 is the first pass (every (config, cell) once). Configs run in
+  alternating order from round to round (A B C, then C B A, ...), so a slow drift of the host is
+  not confounded with the config;
+- ``seq`` is a run's position in the whole run order (all rounds, all configs): drift is judged
+  against it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Point = tuple[str, int]  # (scenario, concurrency): a cell of the grid, whatever config runs it
+
+
+@dataclass(frozen=True)
+class DesignSettings:
+    """The ``adaptive:`` section of an experiment file (docs/experiments.md gives the defaults).
+
+    ``margin``: relative difference on ``metric`` below which two configs count as equivalent.
+    ``max_repeats``: runs per (config, cell) at most, the first pass included.
+    ``budget_s``: benchmark seconds at most, launches and warmups included (None: no limit but
+    max_repeats); ``budget_fraction``: or at most this fraction of what the same grid with
+    ``repeats: 3`` would cost (estimated from the first pass). The smaller of the two applies.
+    ``level``: the false-winner rate per family the design keeps (Benjamini-Hochberg over the grid).
+    """
+
+    margin: float = 0.05
+    max_repeats: int = 4
+    budget_s: float | None = None
+    budget_fraction: float | None = 0.5
+    level: float = 0.05
+    metric: str = "total_throughput"
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One stored run as the rules see it. ``value`` is the design metric; None when the run failed
+    or was ruled invalid (it costs time and decides nothing). ``cost_s``: the run's wall seconds,
+    its warmup included."""
+
+    label: str
+    point: Point
+    repeat: int
+    round: int
+    seq: int
+    value: float | None
+    cost_s: float
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One server launch in a round: the config and its runs, in order (a point may repeat)."""
+
+    label: str
+    runs: tuple[Point, ...]
+
+
+@dataclass(frozen=True)
+class Batch:
+    """The next round: launches in run order."""
+
+    round: int
+    launches: tuple[Launch, ...]
+    reason: str = ""  # one line for the log: why these runs (noise, undecided cells, crossover)
+
+
+PairStatusKind = Literal["decided", "equivalent", "undecided", "budget", "no_data"]
+
+
+@dataclass(frozen=True)
+class PairStatus:
+    """Two configs in one cell on the design metric. ``effect`` > 0 favours ``a``; the interval is
+    the one the decision rests on (anytime-valid). ``more_runs``: for an undecided pair, about how
+    many more runs per config would decide a gap of ``gap`` (the observed one, or the margin)."""
+
+    point: Point
+    a: str
+    b: str
+    status: PairStatusKind
+    winner: str | None
+    effect: float
+    ci_low: float
+    ci_high: float
+    n_a: int
+    n_b: int
+    p_value: float
+    more_runs: int | None = None
+    gap: float | None = None
+
+
+CellStatusKind = Literal["running", "decided", "equivalent", "undecided", "budget", "no_data"]
+
+
+@dataclass(frozen=True)
+class CellStatus:
+    """A cell's state: decided when its leader is decided better than every other contender (or
+    equivalent to the rest within the margin); ``stopped_by`` says why no more runs were made."""
+
+    point: Point
+    status: CellStatusKind
+    leader: str | None
+    runs: dict[str, int] = field(default_factory=dict)  # label -> runs with a value
+    pairs: tuple[PairStatus, ...] = ()
+    stopped_by: Literal["decided", "equivalent", "max_repeats", "budget", "behind", ""] = ""
+
+
+@dataclass(frozen=True)
+class DesignState:
+    """Everything the rules say after the observations so far. ``next`` is None when the design is
+    finished. Costs in seconds: ``spent_s`` so far, ``worst_case_s`` if every remaining run up to
+    the limits were made, ``baseline_s`` what the same grid with ``repeats: 3`` costs (estimated
+    from measured run and launch times)."""
+
+    cells: tuple[CellStatus, ...]
+    next: Batch | None
+    spent_s: float
+    worst_case_s: float
+    baseline_s: float
+    noise: dict[str, tuple[float, float]] = field(default_factory=dict)  # label -> (sigma, df)
