@@ -11,5 +11,23 @@ fi
 bash scripts/setup_engines.sh
 # The peer client the lean cross-validation test runs (sglang.bench_serving, standalone, own venv).
 bash scripts/setup_peers.sh sglang
-# The whole suite: -m "" lifts pyproject's quick-tier filter (-m 'not slow'); extra args pass through.
-pytest -m "" "$@"
+# The whole suite, in two stages (each -m replaces pyproject's quick-tier filter, -m 'not slow'):
+# first the tests that measure time (`timing`, tests/conftest.py), serially, alone on the machine;
+# then everything else on pytest-xdist workers, a module's shared fixture kept on one worker
+# (--dist loadgroup). Extra args pass through to both stages. Each stage writes junit XML to
+# $SPECSWEEP_TEST_REPORTS (default test-artifacts/junit); scripts/test_durations.py prints the split.
+reports="${SPECSWEEP_TEST_REPORTS:-test-artifacts/junit}"
+mkdir -p "$reports"
+rm -f "$reports/timing.xml" "$reports/parallel.xml"
+status=0 empty=0
+stage() {  # stage NAME PYTEST-ARGS...: exit 5 (no test selected, e.g. a path with none) fails only if both are
+    local name="$1" rc=0
+    shift
+    pytest --junitxml="$reports/$name.xml" "$@" || rc=$?
+    if [ "$rc" -eq 5 ]; then empty=$((empty + 1)); elif [ "$rc" -ne 0 ]; then status="$rc"; fi
+}
+stage timing -m timing -p no:xdist "$@"
+stage parallel -m "not timing" -n "${SPECSWEEP_TEST_WORKERS:-4}" --dist loadgroup "$@"
+python3 scripts/test_durations.py "$reports/timing.xml" "$reports/parallel.xml" --top 15 || true
+if [ "$status" -eq 0 ] && [ "$empty" -eq 2 ]; then status=5; fi
+exit "$status"

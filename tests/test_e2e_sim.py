@@ -8,7 +8,7 @@ import sys
 import orjson
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timing]  # measured throughput against predict's: runs alone
 
 CMD = [sys.executable, "-m", "specsweep"]
 # The toy profile's steps take ~1.4 ms of engine time; run the server 4x slower than real time so

@@ -13,6 +13,8 @@ from specsweep import kstamp
 
 from .stamped import stamped_pair
 
+pytestmark = pytest.mark.timing  # kernel stamps against the clock reads around them: runs alone
+
 
 def test_read_age_sample_is_bounded_and_even(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(kstamp, "_AGES_CAP", 64)

@@ -15,7 +15,10 @@ from specsweep import kstamp
 
 from .stamped import stamped_pair
 
-pytestmark = pytest.mark.skipif(kstamp.SO_TIMESTAMPNS is None, reason="kernel receive stamps are Linux-only")
+pytestmark = [
+    pytest.mark.skipif(kstamp.SO_TIMESTAMPNS is None, reason="kernel receive stamps are Linux-only"),
+    pytest.mark.timing,  # a loop held for milliseconds, bounds in milliseconds: runs alone
+]
 
 
 def test_the_floor_is_the_start_of_the_last_call_that_found_nothing() -> None:

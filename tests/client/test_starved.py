@@ -24,6 +24,7 @@ pytestmark = [
         reason="kernel receive stamps and CPU pinning are Linux-only",
     ),
     pytest.mark.slow,
+    pytest.mark.timing,  # starved for a known time: nothing else may starve it
 ]
 MS = 1_000_000
 SCRIPT = Script(ttft_s=0.03, gaps_s=[0.02] * 10, tokens=[1] * 11)

@@ -18,6 +18,8 @@ from specsweep.workload.scenarios import Scenario
 from .scripted_server import ProcessServer, Script
 from .stamped import stamped_pair
 
+pytestmark = pytest.mark.timing  # client stamps against the server's write times: runs alone
+
 SC = Scenario(name="t", input_len=16, output_len=11, range_ratio=1.0)
 TOL_MS = 1.0
 

@@ -45,6 +45,7 @@ def test_engine_model_sees_prefill_interference(reference_results: Path) -> None
 
 
 @pytest.mark.slow
+@pytest.mark.timing  # replayed latencies on the wall clock against the prediction: runs alone
 def test_replay_within_stated_uncertainty(reference_results: Path) -> None:
     """The split whose short pool mixes chat and RAG (the case the cell model got wrong): predicted
     from its fleet on the engine model, replayed over HTTP on sim servers, within the computed

@@ -98,6 +98,7 @@ def _cfg(url: str, workers: int, **kw: object) -> BenchConfig:
     return BenchConfig(**base)  # type: ignore[arg-type]
 
 
+@pytest.mark.timing  # TPOT, TTFT and clock round trips within milliseconds: runs alone
 def test_two_workers_measure_what_one_does(firehose: str) -> None:
     one = asyncio.run(run_bench_async(_cfg(firehose, 1)))
     two = run_bench(_cfg(firehose, 2))  # run_bench dispatches on workers
@@ -128,6 +129,7 @@ def test_two_workers_measure_what_one_does(firehose: str) -> None:
         assert w["clock_rtt_ns"] < 20_000_000
 
 
+@pytest.mark.timing  # the merged run's TPOT and duration: runs alone
 def test_skewed_worker_clocks_are_removed(firehose: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Workers whose clocks read 7 s ahead and 3 s behind: offsets are measured and removed, so the
     merged run has the same timeline and metrics as unskewed clocks."""

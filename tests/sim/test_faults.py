@@ -144,6 +144,7 @@ def test_partial_error_rate_mixes() -> None:
     assert 8 <= statuses.count(503) <= 32
 
 
+@pytest.mark.timing  # gaps under 100 ms but for the stall: runs alone
 def test_stall_holds_the_stream_then_resumes() -> None:
     async def go(h: Any, s: aiohttp.ClientSession) -> SSE:
         return await sse(
@@ -195,6 +196,7 @@ def test_malformed_chunk_is_invalid_json_once() -> None:
     assert bad == 1 and out.payloads[-1] == b"[DONE]"
 
 
+@pytest.mark.timing  # three requests inside a 0.4 s start: runs alone
 def test_slow_start_answers_503_then_ready() -> None:
     async def go(h: Any, s: aiohttp.ClientSession) -> tuple[list[int], list[int]]:
         early = []

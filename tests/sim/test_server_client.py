@@ -12,7 +12,7 @@ from specsweep.bench import BenchConfig, run_bench
 from specsweep.sim.serve import SubprocessServer
 from specsweep.workload.scenarios import Scenario
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timing]  # client lag behind the server's writes: runs alone
 
 SC = Scenario(name="t", input_len=24, output_len=40, range_ratio=1.0)
 

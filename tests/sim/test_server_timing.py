@@ -18,6 +18,8 @@ from specsweep.sim.textgen import lossless_text
 
 from .simhttp import SSE, make_profile, run, sse
 
+pytestmark = pytest.mark.timing  # streams on the wall clock, late by milliseconds at most: runs alone
+
 
 def _engine_schedule(profile: Any, seed: int, prompt_tokens: int, max_tokens: int) -> list[tuple[float, int]]:
     """(virtual end time, tokens) of each emission of one request alone in a fresh engine."""

@@ -17,7 +17,7 @@ from types import ModuleType
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timing]  # both clients' timings against server truth: runs alone
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "cross_validate.py"
 
