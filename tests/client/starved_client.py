@@ -3,9 +3,10 @@
     python -m tests.client.starved_client URL MODE [CPU]
 
 Imports everything, prints ``ready``, waits for a line on stdin, then runs ``run_bench_async`` (kernel
-stamps, one request at a time: 4 in MODE ``stop``, 3 in ``starve``). When the first measured request has ended it prints ``first``; in
-MODE ``starve`` it first pins itself to CPU and drops to nice 19, so that a busy process the test pinned
-there gets most of that CPU for the rest of the run. At the end it prints one JSON line: the result's
+stamps, one request at a time: 4 in MODE ``stop``, 3 in ``starve``). When the first measured request
+has ended it prints ``first``, when the last has, ``last``; in MODE ``starve`` it first pins itself to
+CPU and drops to nice 19, so that a busy process the test pinned there gets most of that CPU until
+the test stops it (after ``last``). At the end it prints one JSON line: the result's
 verdict and self-check, and per measured request its send time, chunk stamps and chunk bounds.
 """
 
@@ -38,6 +39,8 @@ def main() -> None:
                 # the CPU tens of ms at a time on any host (nice 10, ~10%, waited only ~6 ms on a quiet one)
                 os.nice(19 - os.nice(0))
             print("first", flush=True)
+        if done == cfg.num_prompts:
+            print("last", flush=True)  # the measured run is over: the test may stop starving it
 
     print("ready", flush=True)
     sys.stdin.readline()

@@ -71,6 +71,7 @@ def marked_pids(marker: str) -> list[int]:
     return out
 
 
+@pytest.mark.timing  # time scale 1: a sim starved by other tests bursts its chunks (TPOT 0)
 def test_small_grid_with_real_bench(tmp_path: Path) -> None:
     marker = f"m-{uuid.uuid4().hex[:8]}"
     f = tmp_path / "exp.yaml"
