@@ -56,12 +56,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     - Each test's tier (timing / engine / browser / parallel) is a junit property:
       scripts/test_durations.py splits the suite's time by it.
     """
+    grouping = config.pluginmanager.hasplugin("xdist")  # its marker; absent under -p no:xdist
     for item in items:
         if item.get_closest_marker("engine") or item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.slow)
         if item.get_closest_marker("engine"):
             item.add_marker(pytest.mark.timing)
-        if not item.get_closest_marker("xdist_group") and _uses_module_fixture(item):
+        if grouping and not item.get_closest_marker("xdist_group") and _uses_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
         item.user_properties.append(("tier", _tier(item)))
 

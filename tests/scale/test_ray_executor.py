@@ -72,6 +72,7 @@ def by_cell(rd: RunDir) -> dict[tuple[str, int], dict[str, Any]]:
     return {(r["cell_id"], r["repeat"]): r for r in rd.summary() if r["status"] in ("ok", "invalid")}
 
 
+@pytest.mark.timing  # local and Ray runs' TPOT, E2E and throughput within 40%: runs alone
 def test_ray_grid_matches_local(cluster: None, tmp_path: Path) -> None:
     plan = sim_plan(
         [{**SIM, "params": {"tp": 4}, "resources": {"sim_slot": 1}}, {**SIM, "name": "plain"}], [4], 32
@@ -161,6 +162,7 @@ def test_worker_killed_mid_config_is_survived(cluster: None, tmp_path: Path) -> 
     assert time.monotonic() - t0 < 60
 
 
+@pytest.mark.timing  # TPOT within 15% of the server's gap, clock offsets within the RTT: runs alone
 def test_ray_actor_workers_merge_into_one_run(cluster: None, firehose: str) -> None:
     import asyncio
 
