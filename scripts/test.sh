@@ -27,7 +27,10 @@ stage() {  # stage NAME PYTEST-ARGS...: exit 5 (no test selected, e.g. a path wi
     if [ "$rc" -eq 5 ]; then empty=$((empty + 1)); elif [ "$rc" -ne 0 ]; then status="$rc"; fi
 }
 stage timing -m timing -p no:xdist "$@"
-stage parallel -m "not timing" -n "${SPECSWEEP_TEST_WORKERS:-4}" --dist loadgroup "$@"
+# Workers: twice the cores (most of these tests wait on servers and subprocesses), at most 16.
+cores="$(nproc)"
+workers="${SPECSWEEP_TEST_WORKERS:-$(( cores * 2 > 16 ? 16 : cores * 2 ))}"
+stage parallel -m "not timing" -n "$workers" --dist loadgroup "$@"
 python3 scripts/test_durations.py "$reports/timing.xml" "$reports/parallel.xml" --top 15 || true
 if [ "$status" -eq 0 ] && [ "$empty" -eq 2 ]; then status=5; fi
 exit "$status"

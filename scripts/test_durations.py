@@ -13,6 +13,8 @@ overlap, so a parallel stage's test-seconds exceed its wall time by about the sp
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -44,8 +46,22 @@ def read_stage(path: Path) -> Stage:
         t = float(case.get("time", "0"))
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
         stage.tiers[props.get("tier") or "untiered"].append(t)
-        stage.tests.append((t, f"{case.get('classname', '')}::{case.get('name', '')}"))
+        name = (case.get("name") or "").split("@", 1)[0]  # xdist's loadgroup appends @GROUP
+        stage.tests.append((t, f"{case.get('classname', '')}::{name}"))
     return stage
+
+
+def machine() -> str:
+    """This machine's cores, CPU model and load (right after the suite, its 5- and 15-minute load
+    averages say how busy the machine was while it ran)."""
+    model = "?"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    load = " / ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    return f"{os.cpu_count()} cores ({model}), load average {load} (1 / 5 / 15 min)"
 
 
 def fmt_s(s: float) -> str:
@@ -62,7 +78,7 @@ def render(stages: list[Stage], top: int) -> str:
     out.append(f"| all stages | | {fmt_s(sum(st.wall_s for st in stages))} | "
                f"{sum(st.outcome['tests'] for st in stages)} | |")  # fmt: skip
     hosts = sorted({st.host for st in stages})
-    out.append(f"\nhost: {', '.join(hosts)}")
+    out.append(f"\nhost: {', '.join(hosts)}; here now: {machine()}")
     if top:
         out.append(f"\nslowest {top} tests (test-seconds, stage):")
         ranked = sorted(((t, name, st.name) for st in stages for t, name in st.tests), reverse=True)
