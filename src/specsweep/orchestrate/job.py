@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from specsweep import kstamp
+from specsweep.acceptance import spec_tokens
 from specsweep.bench_types import BenchConfig, BenchOutcome
 from specsweep.config import DEFAULT_BACKEND, Cell, Experiment, Plan, ServerConfig, lossless_pair
 from specsweep.errors import SpecsweepError
@@ -120,6 +121,7 @@ def bench_config(
         repeats=1,
         scrape_metrics=c.scrape_metrics,
         quiet=True,
+        spec_tokens=spec_tokens(cfg.method or "", cfg.params),
     )
 
 
