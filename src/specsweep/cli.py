@@ -8,8 +8,10 @@ handler takes the parsed namespace and returns an exit code. Heavy imports stay 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
+import signal
 import sys
 import warnings
 from collections.abc import Sequence
@@ -56,6 +58,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"specsweep: error: {e}\n")
         return e.exit_code
     except KeyboardInterrupt:
+        # ending on an interrupt: a further Ctrl-C or SIGTERM cannot turn exit 130 into death by the
+        # signal (orchestrate.signals.stopping, not imported here: the package is slow to import)
+        with contextlib.suppress(ValueError):  # off the main thread: nothing to set
+            for s in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(s, signal.SIG_IGN)
         sys.stderr.write("specsweep: interrupted\n")
         return 130
 
