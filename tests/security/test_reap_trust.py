@@ -114,13 +114,22 @@ def test_the_session_of_a_marked_leader_is_reaped_with_it(
     mate = _start(procs)  # in this test's session, unmarked
     marked_here = _start(procs, mark=lid)  # marked, in this test's session (which it does not lead)
     deadline = time.monotonic() + 10
-    while not (kids := _children(leader.pid)) and time.monotonic() < deadline:
+    while not ((kids := _children(leader.pid)) and _exec_done(kids[0])) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert kids, "the leader's worker never started"
     assert b"SPECSWEEP_LAUNCH" not in Path(f"/proc/{kids[0]}/environ").read_bytes()
     got = reap.reap([{**reap.launch_record(lid), "pid": leader.pid}], grace_s=2)
     assert sorted(got) == sorted([leader.pid, kids[0], marked_here.pid])
     assert _alive(mate)
+
+
+def _exec_done(pid: int) -> bool:
+    """Whether a forked child runs its own program yet (before exec it still has our environment)."""
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return b"time.sleep(60)" in cmd and b"subprocess" not in cmd  # the worker's, not the leader's
 
 
 def _children(pid: int) -> list[int]:
