@@ -18,14 +18,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import signal
 from typing import Any
 
 from aiohttp import web
-
-from specsweep.sim.profile import load_profile
-from specsweep.sim.server import SimServer
-from specsweep.sim.settings import SimConfig
+from sim_front import arguments, serve  # a script: its folder is on sys.path
 
 COUNTERS = ("num_drafts", "num_draft_tokens", "num_accepted_tokens")
 STEP = {"inflate": (1, 3, 7_000_000), "backwards": (-100, -300, -200)}
@@ -41,9 +37,6 @@ def metrics_text(mode: str, scrape: int) -> str:
 
 
 async def main(a: argparse.Namespace) -> None:
-    server = SimServer(
-        SimConfig(profile=load_profile("toy"), host=a.host, port=a.port, seed=1, time_scale=20.0)
-    )
     scrapes = [0]
 
     @web.middleware
@@ -54,36 +47,27 @@ async def main(a: argparse.Namespace) -> None:
         if a.flood_words and request.method == "POST" and request.path.endswith("/completions"):
             body = json.loads(await request.read() or b"{}")
             if body.get("stream"):
-                resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-                await resp.prepare(request)
-                key = "delta" if "chat" in request.path else "text"
-                text = " word" * a.flood_words
-                choice = {
-                    "index": 0,
-                    key: {"content": text} if key == "delta" else text,
-                    "finish_reason": "length",
-                }
-                await resp.write(b"data: " + json.dumps({"choices": [choice]}).encode() + b"\n\n")
-                await resp.write(b"data: [DONE]\n\n")
-                await resp.write_eof()
-                return resp
+                return await flood(request, a.flood_words)
         return await handler(request)
 
-    server.app.middlewares.insert(0, lie)
-    runner = web.AppRunner(server.app, handle_signals=False, access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, a.host, a.port).start()
-    stop = asyncio.Event()
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-    print(f"lying server listening on http://{a.host}:{a.port}", flush=True)
-    await stop.wait()
-    await runner.cleanup()
+    await serve(a.host, a.port, lie, "lying server")
+
+
+async def flood(request: web.Request, words: int) -> web.StreamResponse:
+    """One chunk of ``words`` words, finished, with no usage object; then [DONE]."""
+    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await resp.prepare(request)
+    text = " word" * words
+    choice = {"index": 0, "finish_reason": "length"}
+    choice.update({"delta": {"content": text}} if "chat" in request.path else {"text": text})
+    await resp.write(b"data: " + json.dumps({"choices": [choice]}).encode() + b"\n\n")
+    await resp.write(b"data: [DONE]\n\n")
+    await resp.write_eof()
+    return resp
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--port", type=int, required=True)
-    ap.add_argument("--host", default="127.0.0.1")
+    ap = arguments()
     ap.add_argument("--flood-words", type=int, default=0)
     ap.add_argument("--lie-metrics", choices=sorted(STEP))
     ap.add_argument("--spec-tokens", type=int, help="accepted and ignored (the config's k)")
