@@ -113,6 +113,7 @@ LABELS: dict[str, dict[str, str]] = {
         "sec.conclusion": "Conclusion",
         "sec.lossless": "Losslessness check",
         "sec.notes": "Notes",
+        "sec.problems": "Invalid runs and failed requests",
         # provenance keys
         "prov.run_dirs": "Result directories",
         "prov.models": "Models",
@@ -222,6 +223,7 @@ LABELS: dict[str, dict[str, str]] = {
         "sec.conclusion": "结论",
         "sec.lossless": "无损性检查",
         "sec.notes": "说明",
+        "sec.problems": "无效运行与失败请求",
         "prov.run_dirs": "结果目录",
         "prov.models": "模型",
         "prov.backends": "后端",
