@@ -142,7 +142,7 @@ def class_best(
         out.append(
             V.ClassBest(workload_class=d.workload_class or "other", scenarios=scen, config=best, wins=d.wins,
                         losses=d.losses, ties=d.ties, mean_gain=d.expected_gain if best else None, reason=msg,
-                        extra=g.extra, set_aside=g.set_aside)
+                        extra=g.extra, set_aside=g.set_aside, picks=groups.picks(t, d))
         )  # fmt: skip
     order = ["chat", "generation", "decode_heavy", "rag", "long_context", "other"]
     out.sort(key=lambda cb: order.index(cb.workload_class) if cb.workload_class in order else 99)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from specsweep.report.i18n import fmt_num, label, text
 from specsweep.report.view import (
     CellView,
+    ClassBest,
     EngineFlags,
     Msg,
     Recommendation,
@@ -88,15 +89,16 @@ def counted(main: Msg) -> int:
     return n if isinstance(n, int) else 0
 
 
-def recommended_text(view: ReportView, r: Recommendation, lang: str, bold: str = "**") -> str:
-    """The full configs a recommendation names (method + parameters; compare: the method's configs
-    with the cells each is the one for when they differ), or the even configs for "either"."""
+def recommended_text(view: ReportView, r: Recommendation | ClassBest, lang: str) -> str:
+    """The full configs a recommendation (or a workload class's best) names - method + parameters;
+    compare: the method's configs, with the cells each is the one for when they differ - or the even
+    configs for "either"; Markdown marks (bold, code), which the HTML report turns into tags."""
     if r.config is None:
-        return " / ".join(f"`{a}`" for a in r.alternatives) + " " + label("value.any", lang)
+        alts = r.alternatives if isinstance(r, Recommendation) else []
+        return " / ".join(f"`{a}`" for a in alts) + (" " if alts else "") + label("value.any", lang)
     if len(r.picks) <= 1:
-        return f"{bold}{r.picks[0].config if r.picks else r.config}{bold}"
-    order = view.scenarios
-    return "; ".join(f"{bold}{p.config}{bold} ({cells_text(p.cells, order)})" for p in r.picks)
+        return f"**{r.picks[0].config if r.picks else r.config}**"
+    return "; ".join(f"**{p.config}** ({cells_text(p.cells, view.scenarios)})" for p in r.picks)
 
 
 def deployed_flags(view: ReportView) -> dict[str, EngineFlags]:

@@ -4,8 +4,8 @@ findings (win counts, latency ratios, bands, best per workload class, gaps as co
 from __future__ import annotations
 
 from specsweep.report import plots
-from specsweep.report.display import aside_text, counted, winner_text
-from specsweep.report.html_kit import HtmlPage, esc
+from specsweep.report.display import aside_text, counted, recommended_text, winner_text
+from specsweep.report.html_kit import HtmlPage, esc, md_inline
 from specsweep.report.i18n import fmt_num, fmt_pct, label
 from specsweep.report.i18n_html import hl
 from specsweep.report.verdict_notes import picked_configs
@@ -267,11 +267,7 @@ def findings(page: HtmlPage) -> str:
                 [
                     page.td(esc(page.class_label(cb.workload_class))),
                     page.td(esc(", ".join(cb.scenarios))),
-                    page.td(
-                        f"<strong>{esc(page.short(cb.config))}</strong>"
-                        if cb.config
-                        else page.shared_label("value.any")
-                    ),
+                    page.td(md_inline(esc(recommended_text(v, cb, page.lang)))),
                     page.td(esc(f"{cb.wins} / {cb.losses} / {cb.ties}"), sort=cb.wins, num=True),
                     page.td(esc(page.pct(cb.mean_gain, True)), sort=cb.mean_gain, num=True),
                     page.td(

@@ -146,3 +146,12 @@ _t(
     "{k} of the {n} load classes have no clear leader: see the recommendations.",
     "{n} 个负载类别中有 {k} 个没有明确领先的配置：见推荐表。",
 )
+
+# ---- the verdicts' ties note (report.verdict_notes) --------------------------------------------
+_t(
+    "verdict.ties_min",
+    "{ties} of {m} comparisons are ties because their gap (at most {largest:.1%}) is under the {min_effect:.1%} "
+    "minimum that matters here (--min-effect), not because of noise.",
+    "{m} 个比较中 {ties} 个持平，是因为差距（最大 {largest:.1%}）低于本报告计为胜出所需的 {min_effect:.1%}"
+    "（--min-effect），而不是因为噪声。",
+)

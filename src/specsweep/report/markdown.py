@@ -92,8 +92,9 @@ def _provenance_common(view: ReportView, lang: str, sep: str) -> list[str]:
         out.append(f"- {L('prov.noise')}{sep}{line}")
     if view.noise.rule is not None:
         out.append(f"- {L('prov.verdicts')}{sep}{text(view.noise.rule, lang)}")
-    if view.noise.ties is not None:
-        out.append(f"- {L('prov.ties')}{sep}{text(view.noise.ties, lang)}")
+    ties = [text(m, lang) for m in (view.noise.ties_min, view.noise.ties) if m is not None]
+    if ties:
+        out.append(f"- {L('prov.ties')}{sep}{('' if lang == 'zh' else ' ').join(ties)}")
     return out
 
 
@@ -227,7 +228,7 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
         rows = [
             [
                 L(f"class.{cb.workload_class}") + f" ({', '.join(cb.scenarios)})",
-                f"**{view.short(cb.config)}**" if cb.config else L("value.any"),
+                recommended_text(view, cb, lang),
                 sentences(cb.reason, cb.extra, cb.set_aside, cb.wins + cb.losses + cb.ties, lang),
             ]
             for cb in view.class_best

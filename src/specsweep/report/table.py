@@ -4,6 +4,7 @@ value (:mod:`specsweep.term_table`), then every invalid run and failed request w
 from __future__ import annotations
 
 import io
+import os
 
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
@@ -48,9 +49,9 @@ def build_table(view: ReportView, lang: str, width: int) -> RenderableType:
 
 def print_table(view: ReportView, lang: str, console: Console | None = None) -> None:
     if console is None:
-        console = Console()
-        if not console.is_terminal:
-            console = Console(width=240)
+        console = Console()  # a terminal's width, or COLUMNS
+        if not console.is_terminal and "COLUMNS" not in os.environ:
+            console = Console(width=240)  # a pipe or file: wide, so it rarely needs to stack
     console.print(build_table(view, lang, console.width))
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from specsweep import stats
 from specsweep.analysis.core import Noise, PairVerdict
+from specsweep.analysis.outcomes import tie_reason
 from specsweep.report.view import Msg, ReportView
 
 
@@ -32,14 +33,16 @@ def rule_msg(vs: Sequence[PairVerdict]) -> Msg | None:
 
 
 def detectable(vs: Sequence[PairVerdict]) -> float | None:
-    """Median smallest resolvable difference over the ties (over all verdicts when none is a tie)."""
-    ties = [v.detectable_effect for v in vs if v.verdict == "tie"] or [v.detectable_effect for v in vs]
+    """Median smallest resolvable difference over the ties the runs could not resolve (over all
+    verdicts when there is none)."""
+    ties = [v.detectable_effect for v in vs if tie_reason(v) == "noise"] or [v.detectable_effect for v in vs]
     return float(median(ties)) if ties else None
 
 
 def ties_msg(vs: Sequence[PairVerdict]) -> Msg | None:
-    """For the ties: the detectable difference and the planning aid (runs per config for the target)."""
-    ties = [v for v in vs if v.verdict == "tie"]
+    """For the ties the runs could not resolve: the detectable difference and the planning aid (runs
+    per config for the target). Ties whose gap is only under --min-effect are :func:`ties_min_msg`'s."""
+    ties = [v for v in vs if tie_reason(v) == "noise"]
     det = detectable(vs)
     if not ties or det is None:
         return None
@@ -55,6 +58,16 @@ def ties_msg(vs: Sequence[PairVerdict]) -> Msg | None:
     return Msg(
         key="verdict.ties_assumed" if args["basis"] == "noise_basis.assumed" else "verdict.ties", args=args
     )
+
+
+def ties_min_msg(vs: Sequence[PairVerdict]) -> Msg | None:
+    """The ties whose gap is under --min-effect: the gap is below the minimum that matters, whatever
+    the noise (issue 26 item 6)."""
+    below = [v for v in vs if tie_reason(v) == "min_effect"]
+    if not below:
+        return None
+    return Msg(key="verdict.ties_min", args={"ties": len(below), "m": len(vs), "min_effect": below[0].min_effect,
+                                             "largest": max(v.gain for v in below)})  # fmt: skip
 
 
 def noise_msg(noise: Noise) -> Msg:

@@ -234,6 +234,25 @@ class NoiseInfo(_Frozen):
     sigma_measured: bool = False  # False: assumed, not measured
     rule: Msg | None = None  # how verdicts were decided: test, level, multiplicity adjustment, runs
     ties: Msg | None = None  # for ties: the detectable difference and the runs a target would take
+    ties_min: Msg | None = None  # ties only because the gap is under --min-effect
+
+
+class EngineFlags(_Frozen):
+    vllm: str | None = None  # e.g. --speculative-config '{"method": "dspark", ...}'
+    sglang: str | None = None  # e.g. --speculative-algorithm EAGLE --speculative-num-steps 3 ...
+    measured: str | None = None  # the argv the measured server was launched with, when known
+
+
+class Pick(_Frozen):
+    """A full config to deploy (method + parameters: ``config`` is its label, e.g. "DSpark(st=5)"),
+    the cells of a recommendation where it is the one (compare: the method's best config there), and
+    the engine flags that deploy it."""
+
+    config: str
+    method: str
+    params: dict[str, ArgValue] = Field(default_factory=dict)
+    cells: list[list[str | int]] = Field(default_factory=list)  # [[scenario, concurrency], ...]
+    flags: EngineFlags | None = None
 
 
 class SetAside(_Frozen):
@@ -266,6 +285,7 @@ class ClassBest(_Frozen):
     reason: Msg
     extra: list[Msg] = Field(default_factory=list)  # who trails, why the ties
     set_aside: list[SetAside] = Field(default_factory=list)
+    picks: list[Pick] = Field(default_factory=list)  # the full configs behind ``config``, per cell
 
 
 class GapRow(_Frozen):
@@ -306,24 +326,6 @@ class Crossover(_Frozen):
     before: str  # verdict below the crossover: "a" | "b" | "tie"
     after: str
     text: Msg | None = None
-
-
-class EngineFlags(_Frozen):
-    vllm: str | None = None  # e.g. --speculative-config '{"method": "dspark", ...}'
-    sglang: str | None = None  # e.g. --speculative-algorithm EAGLE --speculative-num-steps 3 ...
-    measured: str | None = None  # the argv the measured server was launched with, when known
-
-
-class Pick(_Frozen):
-    """A full config to deploy (method + parameters: ``config`` is its label, e.g. "DSpark(st=5)"),
-    the cells of a recommendation where it is the one (compare: the method's best config there), and
-    the engine flags that deploy it."""
-
-    config: str
-    method: str
-    params: dict[str, ArgValue] = Field(default_factory=dict)
-    cells: list[list[str | int]] = Field(default_factory=list)  # [[scenario, concurrency], ...]
-    flags: EngineFlags | None = None
 
 
 class Recommendation(_Frozen):
