@@ -25,6 +25,11 @@ _t(
     "持平：{n} 个（{below} 个的差距均低于计为胜出所需的 {min_effect:.1%}，{noise} 个本次数据无法分辨）",
 )
 _t(
+    "compare.ties_all_min",
+    "Ties: {n}, every gap under the {min_effect:.1%} minimum that matters",
+    "持平：{n} 个，差距均低于计为胜出所需的 {min_effect:.1%}",
+)
+_t(
     "compare.leaders_even_count",
     "Cells where the leading methods are even with each other and ahead of the rest: {n}",
     "领先的几个方法彼此持平、但领先其余方法的对比点：{n} 个",

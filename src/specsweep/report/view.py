@@ -408,7 +408,9 @@ class CompareSummary(_Frozen):
                 "behind": self.behind.get(m, 0),
             }
             out.append(Msg(key="compare.wins_behind" if many else "compare.wins", args=args))
-        if self.ties and self.ties_min_effect:
+        if self.ties and self.ties_min_effect == self.ties:
+            out.append(Msg(key="compare.ties_all_min", args={"n": self.ties, "min_effect": self.min_effect}))
+        elif self.ties and self.ties_min_effect:
             args = {"n": self.ties, "below": self.ties_min_effect, "noise": self.ties - self.ties_min_effect,
                     "min_effect": self.min_effect}  # fmt: skip
             out.append(Msg(key="compare.ties_min", args=args))
