@@ -23,10 +23,10 @@ SERVERS = {
 
 
 def _quickstart_like(
-    tmp: Path, extra: list[dict[str, Any]] | None = None, kind: str = "compare"
+    tmp: Path, extra: list[dict[str, Any]] | None = None, kind: str = "compare", other_k: float = 1000.0
 ) -> ReportView:
     """The quickstart's shape: st=5 is DSpark's best on chat_short and rag_medium, st=3 on every
-    stress_standard cell; EAGLE trails everywhere (3x)."""
+    stress_standard cell (3000 against ``other_k``); EAGLE trails everywhere (300)."""
     rows = []
     for s, levels in (
         ("chat_short", (1, 16, 64)),
@@ -35,8 +35,8 @@ def _quickstart_like(
     ):
         for c in levels:
             best5 = s != "stress_standard"
-            rows += [row(*K5, s, c, 3000.0 if best5 else 2700.0), row(*K3, s, c, 2700.0 if best5 else 3000.0),
-                     row(*EAGLE, s, c, 1000.0)]  # fmt: skip
+            rows += [row(*K5, s, c, 3000.0 if best5 else other_k), row(*K3, s, c, other_k if best5 else 3000.0),
+                     row(*EAGLE, s, c, 300.0)]  # fmt: skip
     make_run(tmp, "x", rows + (extra or []), {"servers": SERVERS})
     return build_view([tmp], kind, method="dspark" if kind == "sweep" else None)
 
@@ -68,8 +68,11 @@ def test_compare_report_names_the_full_config_per_load_class_with_its_flags(tmp_
         assert f'--speculative-config \'{{"method": "dspark", "num_speculative_tokens": {k}}}\'' in flags
     steps = _section(md, "Next steps")
     assert "Serve `DSpark` by default" not in steps
-    assert "Deploy `DSpark(st=5)` for chat_short c=1, 16, 64; rag_medium c=1, 8, 32" in steps
+    assert (
+        "Deploy `DSpark(st=5)` for chat_short c=1, 16, 64; rag_medium c=1, 8, 32 (its engine flags" in steps
+    )
     assert "Deploy `DSpark(st=3)` for stress_standard c=64, 96, 128" in steps
+    assert all(not p.even_with for r in v.recommendations for p in r.picks)  # 3x apart: k matters here
     # the HTML names the same configs, each under its own heading with its own flags
     page = render(v, "html", "en")
     heads = re.findall(r"<h4>(.*?)</h4>", page[page.index('id="recommendations"') :])
@@ -77,6 +80,16 @@ def test_compare_report_names_the_full_config_per_load_class_with_its_flags(tmp_
     text = _html_text(page)
     for k in (3, 5):
         assert f'"num_speculative_tokens": {k}' in text
+
+
+def test_a_pick_even_with_the_methods_other_config_says_so(tmp_path: Path) -> None:
+    """st=5 and st=3 11% apart on single runs: a tie, so the best-of pick is no reason to prefer one k."""
+    v = _quickstart_like(tmp_path, other_k=2700.0)
+    evens = {(p.config, tuple(p.even_with)) for r in v.recommendations for p in r.picks}
+    assert evens == {("DSpark(st=5)", ("DSpark(st=3)",)), ("DSpark(st=3)", ("DSpark(st=5)",))}
+    steps = [m for m in v.next_steps if m.key.startswith("next.deploy")]
+    assert [m.key for m in steps] == ["next.deploy_even", "next.deploy_even"]
+    assert "`DSpark(st=3)` is even with it there, so either will do." in render(v, "md", "en")
 
 
 @pytest.mark.slow  # every format in both languages: 2-3 s on a quiet 2-core host

@@ -149,8 +149,9 @@ def build_view(
                                      "after": "verdict.tie" if x.after == "tie" else short_name(t, x.a if x.after == "a" else x.b)}))
         for x in xs
     ]  # fmt: skip
-    recs = advice.recommendations(t, vs, reasons, bands, min_effect=min_effect)
-    band_recs = advice.recommendations(t, vs, reasons, bands, by_class=False, min_effect=min_effect)
+    mvs = groups.member_verdicts(t, noise)  # compare: each method's own configs, for its picks
+    recs = advice.recommendations(t, vs, reasons, bands, min_effect=min_effect, mvs=mvs)
+    band_recs = advice.recommendations(t, vs, reasons, bands, by_class=False, min_effect=min_effect, mvs=mvs)
     sched = [V.ScheduleEntry(**s.__dict__) for s in recommend.schedule(t, ws, skip)]
     checks = advice.checks(t, ds, noise, prov, graph_cap)
     compare = build_compare.compare_summary(t, vs, min_effect) if kind == "compare" else None
@@ -185,7 +186,7 @@ def build_view(
                           rule=verdict_notes.rule_msg(vs), ties=verdict_notes.ties_msg(vs),
                           ties_min=verdict_notes.ties_min_msg(vs)),
         verdicts=[view_verdict(v) for v in vs], latency_verdicts=[view_verdict(v) for v in lat], winners=winners,
-        findings=findings.band_findings(t, vs, ws, reasons, bands, min_effect), class_best=findings.class_best(t, vs, reasons, min_effect), gaps=findings.gaps(t, vs, ws),
+        findings=findings.band_findings(t, vs, ws, reasons, bands, min_effect), class_best=findings.class_best(t, vs, reasons, min_effect, mvs), gaps=findings.gaps(t, vs, ws),
         anomalies=anomaly_views, crossovers=cross_views, recommendations=band_recs + recs, schedule=sched, checks=checks,
         compare=compare, next_steps=advice.next_steps(t, parts, noise, prov), lossless=lossless,
         notes=advice.aa_scenario_notes(t, noise) + advice.computed_notes(t) + advice.preflight_notes(t) + [V.Msg(key="note.skipped", args={"what": w}) for w in skip_notes(ds.skipped)],

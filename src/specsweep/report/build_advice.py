@@ -22,9 +22,11 @@ def recommendations(
     *,
     by_class: bool = True,
     min_effect: float = 0.0,
+    mvs: core.VerdictList | None = None,
 ) -> list[V.Recommendation]:
     """A recommendation per group (workload class x band, or band), decided on the verdicts outside
-    the cells flagged as anomalies (``reasons``); each names the full configs to deploy (``picks``)."""
+    the cells flagged as anomalies (``reasons``); each names the full configs to deploy (``picks``;
+    ``mvs``: :func:`build_groups.member_verdicts`)."""
     vs2 = core.VerdictList(vs).without(set(reasons))
     out = []
     decisions = (
@@ -47,7 +49,7 @@ def recommendations(
                 alternatives=d.alternatives, expected_gain=d.expected_gain if d.config else None,
                 ci_low=d.ci_low if d.config else None, ci_high=d.ci_high if d.config else None,
                 confidence=d.confidence, basis=d.basis, n_cells=n, wins=d.wins, losses=d.losses, ties=d.ties,  # type: ignore[arg-type]
-                picks=groups.picks(t, d),
+                picks=groups.picks(t, d, mvs),
                 set_aside=g.set_aside, note=note, extra=g.extra,
             )
         )  # fmt: skip

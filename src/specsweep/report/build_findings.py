@@ -101,7 +101,11 @@ def _geo_ratio(t: core.Table, a: str, b: str, pts: list[tuple[str, int]], key: s
 
 
 def class_best(
-    t: core.Table, vs: list[core.PairVerdict], reasons: dict[tuple[str, int], str], min_effect: float = 0.0
+    t: core.Table,
+    vs: list[core.PairVerdict],
+    reasons: dict[tuple[str, int], str],
+    min_effect: float = 0.0,
+    mvs: core.VerdictList | None = None,
 ) -> list[V.ClassBest]:
     vs2 = core.VerdictList(vs).without(set(reasons))
     out = []
@@ -142,7 +146,7 @@ def class_best(
         out.append(
             V.ClassBest(workload_class=d.workload_class or "other", scenarios=scen, config=best, wins=d.wins,
                         losses=d.losses, ties=d.ties, mean_gain=d.expected_gain if best else None, reason=msg,
-                        extra=g.extra, set_aside=g.set_aside, picks=groups.picks(t, d))
+                        extra=g.extra, set_aside=g.set_aside, picks=groups.picks(t, d, mvs))
         )  # fmt: skip
     order = ["chat", "generation", "decode_heavy", "rag", "long_context", "other"]
     out.sort(key=lambda cb: order.index(cb.workload_class) if cb.workload_class in order else 99)

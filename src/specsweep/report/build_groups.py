@@ -118,10 +118,37 @@ def group_text(
     return out
 
 
-def picks(t: core.Table, d: recommend.GroupDecision) -> list[V.Pick]:
+def member_verdicts(t: core.Table, noise: core.Noise) -> core.VerdictList:
+    """Compare: the verdicts between the configs of each method that has several (its sweep), which
+    say whether a method's best-of pick in a cell beats its other configs or is even with them."""
+    out = core.VerdictList()
+    if t.kind == "compare":
+        for col in t.columns:
+            if len(col.members) > 1 and not col.is_baseline:
+                out.extend(core.all_verdicts(core.build_sweep(t.dataset, col.method), core.PRIMARY, noise))
+    return out
+
+
+def _even_with(
+    t: core.Table, col: str, lab: str, cells: list[list[str | int]], mvs: core.VerdictList
+) -> list[str]:
+    """The column's other configs that are even with ``lab`` (a tie) in every one of ``cells``."""
+    out = []
+    members = next((c.members for c in t.columns if c.label == col), [])
+    for other in members:
+        if other == lab:
+            continue
+        vs = [core.find_verdict(mvs, str(s), int(c), lab, other) for s, c in cells]
+        if vs and all(v is not None and v.verdict == "tie" for v in vs):
+            out.append(other)
+    return out
+
+
+def picks(t: core.Table, d: recommend.GroupDecision, mvs: core.VerdictList | None = None) -> list[V.Pick]:
     """The full configs behind a recommended column in the group's counted cells (compare: the
     method's best config per cell; a sweep column is one config), most cells first, each with the
-    engine flags that deploy it."""
+    engine flags that deploy it and (compare, ``mvs`` from :func:`member_verdicts`) the method's
+    configs even with it in all its cells."""
     if d.config is None:
         return []
     by: dict[str, list[list[str | int]]] = {}
@@ -132,13 +159,21 @@ def picks(t: core.Table, d: recommend.GroupDecision) -> list[V.Pick]:
     out = []
     for lab, cells in sorted(by.items(), key=lambda kv: -len(kv[1])):
         meta = t.dataset.configs.get(lab)
+        even = _even_with(t, d.config, lab, cells, mvs) if mvs else []
         if meta is None:
-            out.append(V.Pick(config=lab, method="", cells=cells))
+            out.append(V.Pick(config=lab, method="", cells=cells, even_with=even))
             continue
         engine = recommend.engine_of(meta.backend or "")
         f = recommend.engine_flags(meta.method, meta.params, meta.argv or None, engine=engine)
         params: dict[str, Any] = dict(meta.params)
         out.append(
-            V.Pick(config=lab, method=meta.method, params=params, cells=cells, flags=V.EngineFlags(**f))
+            V.Pick(
+                config=lab,
+                method=meta.method,
+                params=params,
+                cells=cells,
+                flags=V.EngineFlags(**f),
+                even_with=even,
+            )
         )
     return out

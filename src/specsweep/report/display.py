@@ -96,9 +96,15 @@ def recommended_text(view: ReportView, r: Recommendation | ClassBest, lang: str)
     if r.config is None:
         alts = r.alternatives if isinstance(r, Recommendation) else []
         return " / ".join(f"`{a}`" for a in alts) + (" " if alts else "") + label("value.any", lang)
-    if len(r.picks) <= 1:
-        return f"**{r.picks[0].config if r.picks else r.config}**"
-    return "; ".join(f"**{p.config}** ({cells_text(p.cells, view.scenarios)})" for p in r.picks)
+    if not r.picks:
+        return f"**{r.config}**"
+    parts = []
+    for p in r.picks:
+        notes = [cells_text(p.cells, view.scenarios)] if len(r.picks) > 1 else []
+        if p.even_with:
+            notes.append(label("pick.even_with", lang, configs=", ".join(f"`{x}`" for x in p.even_with)))
+        parts.append(f"**{p.config}**" + (f" ({'; '.join(notes)})" if notes else ""))
+    return "; ".join(parts)
 
 
 def deployed_flags(view: ReportView) -> dict[str, EngineFlags]:

@@ -29,9 +29,11 @@ def steps(recs: Sequence[V.Recommendation], scenarios: Sequence[str]) -> list[V.
     if not named:
         return []
     cells: dict[str, list[list[str | int]]] = {}
+    even: dict[str, set[str]] = {}  # the configs of the same method even with it in all its cells
     for r in named:
         for p in r.picks:
             cells.setdefault(p.config, []).extend(p.cells)
+            even[p.config] = even.get(p.config, set(p.even_with)) & set(p.even_with)
     wins = sum(r.wins for r in named)
     n = sum(r.n_cells for r in named)
     aside = sum(len(r.set_aside) for r in rows)
@@ -45,10 +47,12 @@ def steps(recs: Sequence[V.Recommendation], scenarios: Sequence[str]) -> list[V.
             "aside": aside,
         }
         return [V.Msg(key="next.default_aside" if aside else "next.default", args=args)]
-    out = [
-        V.Msg(key="next.deploy", args={"config": config, "cells": cells_text(cs, scenarios)})
-        for config, cs in sorted(cells.items(), key=lambda kv: -len(kv[1]))
-    ]
+    out = []
+    for config, cs in sorted(cells.items(), key=lambda kv: -len(kv[1])):
+        args = {"config": config, "cells": cells_text(cs, scenarios)}
+        if even[config]:
+            args["even"] = ", ".join(f"`{x}`" for x in sorted(even[config]))
+        out.append(V.Msg(key="next.deploy_even" if even[config] else "next.deploy", args=args))
     if len(named) < len(rows):
         out.append(V.Msg(key="next.deploy_rest", args={"k": len(rows) - len(named), "n": len(rows)}))
     return out

@@ -143,8 +143,20 @@ _t(
 )
 _t(
     "next.deploy",
-    "Deploy `{config}` for {cells} (its engine flags are below).",
-    "在 {cells} 部署 `{config}`（引擎参数见下）。",
+    'Deploy `{config}` for {cells} (its engine flags are under "Engine flags").',
+    "在 {cells} 部署 `{config}`（引擎参数见“引擎参数”一节）。",
+)
+_t(
+    "next.deploy_even",
+    'Deploy `{config}` for {cells} (its engine flags are under "Engine flags"); {even} is even with it there, '
+    "so either will do.",
+    "在 {cells} 部署 `{config}`（引擎参数见“引擎参数”一节）；这些点上 {even} 与它持平，两者皆可。",
+)
+_t(
+    "next.default_even",
+    "{even} is even with `{config}` in every cell counted: either will do (the method's sweep report, "
+    "`--kind sweep`, shows where its parameters matter).",
+    "在所有计入的点上 {even} 与 `{config}` 持平：两者皆可（该方法的 sweep 报告 `--kind sweep` 显示其参数在哪些点有影响）。",
 )
 _t(
     "next.deploy_rest",

@@ -253,6 +253,9 @@ class Pick(_Frozen):
     params: dict[str, ArgValue] = Field(default_factory=dict)
     cells: list[list[str | int]] = Field(default_factory=list)  # [[scenario, concurrency], ...]
     flags: EngineFlags | None = None
+    even_with: list[str] = Field(
+        default_factory=list
+    )  # the method's configs tied with it in every one of its cells
 
 
 class SetAside(_Frozen):
