@@ -103,7 +103,7 @@ def recommendations(page: HtmlPage) -> str:
                         num=False,
                     ),
                     page.td(md_inline(esc(recommended_text(v, r, page.lang)))),
-                    page.td(esc(", ".join(page.short(a) for a in r.alternatives))),
+                    page.td(esc(", ".join(r.alternatives))),  # full configs, as the row names them
                     page.td(esc(gain), sort=r.expected_gain, num=True),
                     page.td(
                         page.shared_label(f"confidence.{r.confidence}")
