@@ -113,6 +113,8 @@ LABELS: dict[str, dict[str, str]] = {
         "sec.conclusion": "Conclusion",
         "sec.lossless": "Losslessness check",
         "sec.notes": "Notes",
+        "sec.problems": "Invalid runs and failed requests",
+        "pick.even_with": "even with {configs} there",
         # provenance keys
         "prov.run_dirs": "Result directories",
         "prov.models": "Models",
@@ -222,6 +224,8 @@ LABELS: dict[str, dict[str, str]] = {
         "sec.conclusion": "结论",
         "sec.lossless": "无损性检查",
         "sec.notes": "说明",
+        "sec.problems": "无效运行与失败请求",
+        "pick.even_with": "此处与 {configs} 持平",
         "prov.run_dirs": "结果目录",
         "prov.models": "模型",
         "prov.backends": "后端",
