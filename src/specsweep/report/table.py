@@ -10,7 +10,7 @@ from rich.table import Table
 from specsweep.report.display import value_text
 from specsweep.report.i18n import label
 from specsweep.report.markdown import winner_table
-from specsweep.report.view import ReportView
+from specsweep.report.view import ReportView, level_text
 
 __all__ = ["print_table", "table_text", "winner_table"]
 
@@ -29,7 +29,7 @@ def build_table(view: ReportView, lang: str) -> Table:
                 continue
             tbl.add_row(
                 s,
-                str(c),
+                level_text(c),
                 view.config_name(cell),
                 *(value_text(view, cell, k, lang) for k in view.core_columns),
             )
