@@ -61,7 +61,7 @@ def producer(obj: dict[str, Any]) -> tuple[str | None, list[str]]:
     """(the client that wrote ``obj`` | None, the keys that tell) from an object's keys."""
     if "aiperf_version" in obj or ("was_cancelled" in obj and "input_config" in obj):
         return "aiperf", sorted(k for k in ("aiperf_version", "was_cancelled", "records") if k in obj)
-    bench = obj.get("benchmarks") if isinstance(obj.get("benchmarks"), list) else []
+    bench: list[Any] = obj["benchmarks"] if isinstance(obj.get("benchmarks"), list) else []
     gl = bool(bench) and (isinstance(obj.get("metadata"), dict) or "args" in obj)
     if gl and any(
         isinstance(b, dict) and ("metrics" in b or b.get("type_") == "generative_benchmark") for b in bench
