@@ -43,6 +43,21 @@ def apart(a: float | None, b: float | None, tol: float = TOKEN_TOLERANCE) -> boo
     return hi > lo * (1.0 + tol)
 
 
+def tokens_per_request(row: dict[str, Any]) -> tuple[float | None, float | None]:
+    """(input, output) tokens per request of a summary row: the file's means
+    (``input_tokens_per_request``), else totals / completed; None where unknown."""
+    done = row.get("completed")
+    out: list[float | None] = []
+    for side in ("input", "output"):
+        v = row.get(f"{side}_tokens_per_request")
+        if not isinstance(v, (int, float)) or isinstance(v, bool):
+            total = row.get(f"total_{side}_tokens")
+            ok = isinstance(total, (int, float)) and isinstance(done, (int, float)) and done > 0
+            v = float(total) / float(done) if ok else None  # type: ignore[arg-type]
+        out.append(float(v) if v is not None and math.isfinite(v) and v > 0 else None)
+    return out[0], out[1]
+
+
 def is_open_loop(rate: Any, level: int) -> bool:
     """A finite request rate, or all requests at once (``inf``) with no concurrency limit."""
     if rate is None:
@@ -90,7 +105,9 @@ class Placed:
 
 
 def differing(placed: Iterable[Placed]) -> dict[str, list[str]]:
-    """Per base scenario, the workload fields whose values differ between rows at one point."""
+    """Per base scenario, the workload fields with two different values among rows at one point. A
+    field one row does not record is unknown, not different: clients record different fields (sglang
+    its ``random_input_len``, vLLM often none), and tokens per request tell their workloads apart."""
     at: dict[tuple[str, Any, int], set[tuple[tuple[str, Any], ...]]] = {}
     for p in placed:
         at.setdefault((p.base, _rate_key(p.rate), p.level), set()).add(p.workload)
@@ -101,7 +118,7 @@ def differing(placed: Iterable[Placed]) -> dict[str, list[str]]:
             continue
         dicts = [dict(s) for s in sigs]
         for k in sorted({k for d in dicts for k in d}):
-            if len({repr(d.get(k)) for d in dicts}) > 1 and k not in fields:
+            if len({repr(d[k]) for d in dicts if d.get(k) is not None}) > 1 and k not in fields:
                 fields.append(k)
     return out
 

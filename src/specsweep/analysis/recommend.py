@@ -376,8 +376,11 @@ class RatioData:
     n_cells: int
 
 
-def latency_ratios(t: Table, ref: str, metrics: list[str]) -> list[RatioData]:
-    """Mean over cells of other/ref per latency metric (the reference reports' "平均比值")."""
+def latency_ratios(
+    t: Table, ref: str, metrics: list[str], skip: set[tuple[str, int]] | None = None
+) -> list[RatioData]:
+    """Mean over cells of other/ref per latency metric (the reference reports' "平均比值"); ``skip``:
+    cells left out (the configs ran different workloads there)."""
     out = []
     for col in t.columns:
         if col.label == ref:
@@ -385,6 +388,8 @@ def latency_ratios(t: Table, ref: str, metrics: list[str]) -> list[RatioData]:
         for m in metrics:
             rs = []
             for s, c in t.points:
+                if skip and (s, c) in skip:
+                    continue
                 a, b = t.value(ref, s, c, m), t.value(col.label, s, c, m)
                 if a and b:
                     rs.append(b / a)

@@ -85,18 +85,7 @@ def place_load(row: dict[str, Any], opts: ImportOptions, where: str, line: int) 
     )
 
 
-def tokens(row: dict[str, Any]) -> tuple[float | None, float | None]:
-    """(input, output) tokens per request: the file's means, else totals / completed."""
-    done = row.get("completed")
-    out = []
-    for side in ("input", "output"):
-        v = row.get(f"{side}_tokens_per_request")
-        if not isinstance(v, (int, float)) or isinstance(v, bool):
-            total = row.get(f"total_{side}_tokens")
-            ok = isinstance(total, (int, float)) and isinstance(done, (int, float)) and done > 0
-            v = float(total) / float(done) if ok else None  # type: ignore[arg-type]
-        out.append(float(v) if v is not None and math.isfinite(v) and v > 0 else None)
-    return out[0], out[1]
+tokens = cellnames.tokens_per_request
 
 
 @dataclass

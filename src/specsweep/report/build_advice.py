@@ -99,7 +99,11 @@ def checks(
     return out
 
 
-def compare_summary(t: core.Table, ws: list[core.Winner]) -> V.CompareSummary:
+def compare_summary(
+    t: core.Table, ws: list[core.Winner], apart: set[tuple[str, int]] | None = None
+) -> V.CompareSummary:
+    """Win counts, latency ratios and the conclusion; ``apart``: cells whose configs ran different
+    workloads (no verdict, left out of the ratios)."""
     labels = t.labels()
     counts = dict.fromkeys(labels, 0)
     ties = 0
@@ -113,12 +117,35 @@ def compare_summary(t: core.Table, ws: list[core.Winner]) -> V.CompareSummary:
         else:
             ties += 1
     ref = max(labels, key=lambda lab: counts[lab])
-    ratios = recommend.latency_ratios(t, ref, core.LATENCY_VERDICT_METRICS)
+    ratios = recommend.latency_ratios(t, ref, core.LATENCY_VERDICT_METRICS, apart)
     concl = verdict_notes.compare_conclusion(labels, counts, n, ties)
+    if n == 0:
+        concl = _why_nothing(t, apart or set()) or concl
     return V.CompareSummary(
         methods=labels, n_cells=n, win_counts=counts, ties=ties,
         ratios=[V.RatioRow(**r.__dict__) for r in ratios], conclusion=concl,
     )  # fmt: skip
+
+
+def _why_nothing(t: core.Table, apart: set[tuple[str, int]]) -> V.Msg | None:
+    """When no cell was compared although the methods share cells: the shared cells ran different
+    workloads, or a run failed (or is missing) on one side - not different scenario names."""
+    shared = [
+        (s, c)
+        for s, c in t.points
+        if sum(1 for col in t.columns if t.entry(col.label, s, c) is not None) >= 2
+    ]
+    if not shared:
+        return None
+    methods = ", ".join(t.labels())
+    cells = ", ".join(f"{s} c={V.level_text(c)}" for s, c in shared[:4]) + (
+        ", ..." if len(shared) > 4 else ""
+    )
+    if all(p in apart for p in shared):
+        return V.Msg(
+            key="compare.no_cells_workloads", args={"methods": methods, "n": len(shared), "cells": cells}
+        )
+    return V.Msg(key="compare.no_cells_failed", args={"methods": methods, "n": len(shared), "cells": cells})
 
 
 def next_steps(

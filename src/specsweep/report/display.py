@@ -7,7 +7,7 @@ language, so no two renderers can word one cell differently.
 
 from __future__ import annotations
 
-from specsweep.report.i18n import fmt_num, label
+from specsweep.report.i18n import fmt_num, label, text
 from specsweep.report.view import CellView, ReportView, WinnerRow
 
 __all__ = ["value_text", "winner_text"]
@@ -24,7 +24,9 @@ def value_text(view: ReportView, cell: CellView, key: str, lang: str) -> str:
 
 def winner_text(view: ReportView, row: WinnerRow, lang: str) -> str:
     """The winner column of ``row``: the winner, "tie" (naming the two even leaders when more than
-    two configs compete), or "-" when there is no verdict."""
+    two configs compete), "-" when there is no verdict, or why no winner is named (``row.note``)."""
+    if row.note is not None:
+        return text(row.note, lang)
     who = view.winner_name(row)
     if who.kind == "none":
         return label("value.none", lang)

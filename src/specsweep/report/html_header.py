@@ -75,6 +75,10 @@ def header(page: HtmlPage) -> str:
         items.append((page.shared_label("prov.verdicts"), esc(i18n.text(v.noise.rule, page.lang))))
     if v.noise.ties is not None:
         items.append((page.shared_label("prov.ties"), esc(i18n.text(v.noise.ties, page.lang))))
+    for m in p.comparability:
+        items.append(
+            (page.shared_label("prov.comparability"), f"<strong>{esc(i18n.text(m, page.lang))}</strong>")
+        )
     if p.generated_at:
         items.append((page.shared_label("prov.generated"), esc(p.generated_at)))
     if p.tool_versions:

@@ -86,6 +86,7 @@ def _provenance_common(view: ReportView, lang: str, sep: str) -> list[str]:
         out.append(f"- {L('prov.verdicts')}{sep}{text(view.noise.rule, lang)}")
     if view.noise.ties is not None:
         out.append(f"- {L('prov.ties')}{sep}{text(view.noise.ties, lang)}")
+    out += [f"- **{L('prov.comparability')}**{sep}{text(m, lang)}" for m in p.comparability]
     return out
 
 

@@ -109,6 +109,7 @@ class ServerInfo(_Frozen):
     version: str | None = None
     run_dirs: list[str] = Field(default_factory=list)  # where this config's results are
     column: str | None = None  # the ConfigInfo label it belongs to (compare: its method)
+    clients: list[str] = Field(default_factory=list)  # the benchmark clients that measured it
 
 
 class LengthInfo(_Frozen):
@@ -139,6 +140,8 @@ class Provenance(_Frozen):
     time_scale: float | None = None
     tool_versions: list[str] = Field(default_factory=list)
     generated_at: str = ""  # ISO 8601 UTC
+    # what makes configs not comparable as they stand: different clients, different workloads in a cell
+    comparability: list[Msg] = Field(default_factory=list)
 
 
 class ConfigInfo(_Frozen):
@@ -218,6 +221,7 @@ class WinnerRow(_Frozen):
     gain: Number  # leader/runner_up - 1
     verdict: Verdict | None
     missing: list[str] = Field(default_factory=list)
+    note: Msg | None = None  # why no winner is named (the configs ran different workloads)
 
 
 class NoiseInfo(_Frozen):
