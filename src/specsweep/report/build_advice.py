@@ -127,13 +127,17 @@ def compare_summary(
     )  # fmt: skip
 
 
+def _has_data(e: core.Entry | None) -> bool:
+    return e is not None and e.data is not None and bool(e.data.ok or e.data.bad)
+
+
 def _why_nothing(t: core.Table, apart: set[tuple[str, int]]) -> V.Msg | None:
     """When no cell was compared although the methods share cells: the shared cells ran different
     workloads, or a run failed (or is missing) on one side - not different scenario names."""
     shared = [
         (s, c)
         for s, c in t.points
-        if sum(1 for col in t.columns if t.entry(col.label, s, c) is not None) >= 2
+        if sum(1 for col in t.columns if _has_data(t.entry(col.label, s, c))) >= 2
     ]
     if not shared:
         return None
