@@ -87,7 +87,7 @@ def _llmperf() -> dict[str, float | None]:
     r = _load("llmperf/anyscale_7b_summary.json")
     req = r["results_num_completed_requests_per_min"] / 60
     done = r["results_num_completed_requests"]
-    tin, tout = r["results_number_input_tokens_mean"], r["results_number_output_tokens_mean"]
+    tin = r["results_number_input_tokens_mean"]
     out = r["results_mean_output_throughput_token_per_s"]
     dur = done / req
     return {
@@ -156,7 +156,7 @@ def imported(
 
 def test_every_number_equals_the_file_in_every_rendering(imported: tuple[str, ReportView]) -> None:
     name, view = imported
-    kind, _rel, expected_of, level = CASES[name]
+    _kind, _rel, expected_of, level = CASES[name]
     expected = expected_of()
     (cell,) = view.cells
     assert cell.concurrency == level and cell.status == "ok"
