@@ -97,6 +97,7 @@ def test_llmperf_lines_of_different_frameworks_are_configs(tmp_path: Path) -> No
 # ---- defect 2: no winner across different workloads -------------------------------------------------
 
 
+@pytest.mark.slow  # renders HTML (with plots) in two languages: ~2 s
 def test_sglang_half_length_prompts_against_vllm_full_length_get_no_winner(tmp_path: Path) -> None:
     # --random-range-ratio 0: sglang draws ~506 input tokens for "in1024", vLLM sends exactly 1,024
     sg = {**SG_2025, "tag": "in1024", "random_input_len": 1024, "random_range_ratio": 0.0, "completed": 100,

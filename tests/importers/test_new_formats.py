@@ -154,6 +154,7 @@ def imported(
     return request.param, build_view([res], "sweep", now="T")
 
 
+@pytest.mark.slow  # an HTML report with plots per format and language: ~1 s each
 def test_every_number_equals_the_file_in_every_rendering(imported: tuple[str, ReportView]) -> None:
     name, view = imported
     _kind, _rel, expected_of, level = CASES[name]

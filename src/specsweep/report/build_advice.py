@@ -135,9 +135,7 @@ def _why_nothing(t: core.Table, apart: set[tuple[str, int]]) -> V.Msg | None:
     """When no cell was compared although the methods share cells: the shared cells ran different
     workloads, or a run failed (or is missing) on one side - not different scenario names."""
     shared = [
-        (s, c)
-        for s, c in t.points
-        if sum(1 for col in t.columns if _has_data(t.entry(col.label, s, c))) >= 2
+        (s, c) for s, c in t.points if sum(1 for col in t.columns if _has_data(t.entry(col.label, s, c))) >= 2
     ]
     if not shared:
         return None
