@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from specsweep.importers.blocks import Where, dig, latency_block, value
+from specsweep.importers.blocks import Where, dig, read_blocks
 from specsweep.importers.common import normalise
 
 CLIENT = "aiperf"
@@ -68,16 +68,7 @@ def _dataset(cfg: dict[str, Any]) -> dict[str, Any]:
 def to_rows(obj: dict[str, Any], file: str, line: int) -> list[dict[str, Any]]:
     w = Where(file, line)
     blocks = obj["records"] if isinstance(obj.get("records"), dict) else obj
-    flat: dict[str, Any] = {}
-    for name, ours in LATENCIES.items():
-        latency_block(blocks.get(name), ours, flat, w, name)
-    for name, ours in SCALARS.items():
-        v = value(blocks.get(name), "avg", w, name)
-        if v is not None:
-            flat.setdefault(ours, v)
-    dur = blocks.get("benchmark_duration")
-    if isinstance(dur, dict) and value(dur, "avg", w, "benchmark_duration") is not None:
-        flat["duration"] = value(dur, "avg", w, "benchmark_duration")
+    flat = read_blocks(blocks, LATENCIES, SCALARS, w)
     if flat.get("failed") is None and isinstance(obj.get("error_summary"), list):
         flat["failed"] = sum(int(e.get("count") or 0) for e in obj["error_summary"] if isinstance(e, dict))
     cfg: dict[str, Any] = obj["input_config"] if isinstance(obj.get("input_config"), dict) else {}

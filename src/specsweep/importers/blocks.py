@@ -87,6 +87,22 @@ def value(block: Any, stat: str, where: Where, field: str) -> float | None:
     return where.number(block.get(stat), f"{field}.{stat}")
 
 
+def read_blocks(
+    blocks: dict[str, Any], latencies: dict[str, str], scalars: dict[str, str], where: Where
+) -> dict[str, Any]:
+    """AIPerf's and genai-perf's ``{metric: {"unit", "avg", "p99", ..}}`` blocks -> our keys: each of
+    ``latencies`` (their name -> ours) as ``{stat}_{ours}_ms``, each of ``scalars`` as its ``avg``,
+    ``benchmark_duration`` as ``duration`` (s). The first block found for a key wins."""
+    flat: dict[str, Any] = {}
+    for name, ours in latencies.items():
+        latency_block(blocks.get(name), ours, flat, where, name)
+    for name, ours in {**scalars, "benchmark_duration": "duration"}.items():
+        v = value(blocks.get(name), "avg", where, name)
+        if v is not None:
+            flat.setdefault(ours, v)
+    return flat
+
+
 def per_request(total: Any, completed: Any) -> float | None:
     """Tokens per request from a total and the completed count (None when either is unknown)."""
     if isinstance(total, (int, float)) and isinstance(completed, (int, float)) and completed > 0:

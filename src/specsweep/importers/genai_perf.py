@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from specsweep.importers.blocks import Where, dig, latency_block, value
+from specsweep.importers.blocks import Where, dig, read_blocks
 from specsweep.importers.common import normalise
 
 CLIENT = "genai-perf"
@@ -30,16 +30,7 @@ SCALARS = {
 
 def to_rows(obj: dict[str, Any], file: str, line: int) -> list[dict[str, Any]]:
     w = Where(file, line)
-    flat: dict[str, Any] = {}
-    for name, ours in LATENCIES.items():
-        latency_block(obj.get(name), ours, flat, w, name)
-    for name, ours in SCALARS.items():
-        v = value(obj.get(name), "avg", w, name)
-        if v is not None:
-            flat[ours] = v
-    dur = obj.get("benchmark_duration")
-    if isinstance(dur, dict):
-        flat["duration"] = value(dur, "avg", w, "benchmark_duration")
+    flat = read_blocks(obj, LATENCIES, SCALARS, w)
     tput, isl = flat.get("request_throughput"), flat.get("input_tokens_per_request")
     if tput is not None and isl is not None:
         # total ISL / duration = (requests x mean ISL) / duration = request throughput x mean ISL
