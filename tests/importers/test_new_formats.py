@@ -213,3 +213,35 @@ def test_different_clients_are_flagged_and_linked(tmp_path: Path) -> None:
     for lang in ("en", "zh"):
         for fmt in ("md", "html"):
             assert "docs/metrics.md#metrics-of-other-clients" in render(view, fmt, lang)
+
+
+@pytest.mark.parametrize(
+    ("rel", "edit", "field"),
+    [
+        ("aiperf/flat-2026-c16/profile_export_aiperf.json", ("time_to_first_token", "unit", "fortnights"),
+         "time_to_first_token.unit"),
+        ("aiperf/flat-2026-c16/profile_export_aiperf.json", ("request_throughput", "avg", "fast"),
+         "request_throughput.avg"),
+        ("genai_perf/streaming-c100/profile_export_genai_perf.json", ("request_latency", "p99", -5.0),
+         "p99_e2e_latency_ms"),
+    ],
+)  # fmt: skip
+def test_bad_values_name_the_field(tmp_path: Path, rel: str, edit: tuple[str, str, Any], field: str) -> None:
+    obj = _load(rel)
+    obj[edit[0]][edit[1]] = edit[2]
+    f = tmp_path / Path(rel).name
+    f.write_text(json.dumps(obj), encoding="utf-8")
+    with pytest.raises(DataError) as e:
+        run_import("auto", [f], tmp_path / "res", ImportOptions(label="X", method="m"))
+    assert e.value.field == field and f.name in str(e.value)
+    assert not (tmp_path / "res").exists() or not any((tmp_path / "res").iterdir())
+
+
+def test_an_unknown_guidellm_strategy_is_refused(tmp_path: Path) -> None:
+    obj = _load("guidellm/benchmarks.json")
+    obj["benchmarks"][0]["config"]["strategy"]["type_"] = "telepathic"
+    f = tmp_path / "benchmarks.json"
+    f.write_text(json.dumps(obj), encoding="utf-8")
+    with pytest.raises(DataError, match="unknown GuideLLM strategy 'telepathic'") as e:
+        run_import("guidellm", [f], tmp_path / "res", ImportOptions(label="X", method="m"))
+    assert e.value.field == "benchmarks[0].config.strategy.type_"

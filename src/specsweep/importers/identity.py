@@ -95,12 +95,22 @@ def recorded_params(obj: dict[str, Any]) -> dict[str, Any]:
     """The server parameters a sglang / vLLM result records: every top-level scalar that is no
     metric, no workload field and no per-run key (``bench sweep`` merges its serve overrides such as
     ``max_num_seqs`` in, ``--metadata k=v`` adds strings, some harnesses add ``framework``)."""
-    out = {}
-    for k, v in obj.items():
-        if k in RUN_KEYS or k in WORKLOAD_KEYS or is_metric_key(k) or v is None:
+    keep = {k: v for k, v in obj.items() if not (k in RUN_KEYS or k in WORKLOAD_KEYS or is_metric_key(k))}
+    return clean_params({k: v for k, v in keep.items() if isinstance(v, (str, bool, int, float))})
+
+
+def clean_params(params: dict[str, Any]) -> dict[str, Any]:
+    """Parameters as values a run dir's JSON keeps and a key can hash: scalars as they are, other
+    values as their JSON text; None, non-finite numbers and integers beyond 64 bits left out."""
+    out: dict[str, Any] = {}
+    for k, v in params.items():
+        if v is None or (isinstance(v, float) and not math.isfinite(v)):
             continue
-        if isinstance(v, (str, bool, int, float)):
-            out[k] = v
+        if isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**63:
+            continue
+        out[str(k)] = (
+            v if isinstance(v, (str, bool, int, float)) else json.dumps(v, sort_keys=True, default=str)
+        )
     return out
 
 

@@ -114,8 +114,7 @@ class Pass:
         if opts.override_concurrency and row.get("max_concurrency") is not None:
             row["file_max_concurrency"] = row["max_concurrency"]
         params = row.pop("server_params", None)
-        if not isinstance(params, dict):
-            params = identity.recorded_params(obj)
+        params = identity.clean_params(params) if isinstance(params, dict) else identity.recorded_params(obj)
         key = grouping.Key(
             base, grouping.pairs(identity.workload_fields(row)), rate, level, grouping.pairs(params)
         )
