@@ -245,3 +245,10 @@ def test_an_unknown_guidellm_strategy_is_refused(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="unknown GuideLLM strategy 'telepathic'") as e:
         run_import("guidellm", [f], tmp_path / "res", ImportOptions(label="X", method="m"))
     assert e.value.field == "benchmarks[0].config.strategy.type_"
+
+
+def test_the_cli_offers_every_importer() -> None:
+    from specsweep.commands.importcmd import KINDS as CLI_KINDS
+    from specsweep.importers import KINDS
+
+    assert CLI_KINDS == KINDS
