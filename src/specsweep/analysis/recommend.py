@@ -20,6 +20,7 @@ from specsweep.analysis.core import (
     find_verdict,
     oriented,
 )
+from specsweep.analysis.outcomes import cell_outcomes
 from specsweep.workload.scenarios import BUILTIN, Scenario, workload_class
 
 # Concurrency bands (inclusive upper bounds): low <= 32 < mid < 96 <= high.
@@ -161,7 +162,11 @@ def decide_group(
     cands = [lab for lab in labels if lab in present]
     if len(cands) < 2:
         return None
-    cands.sort(key=lambda lab: (score[lab], logsum[lab]), reverse=True)
+    # the leader is beaten in the fewest cells (with two configs: the better score), so with three or
+    # more it is never a config that another one beats where it is itself unbeaten (issue 26 item 3)
+    outs = cell_outcomes(t, vs, points)
+    behind = {lab: sum(1 for o in outs if o.beaten_by.get(lab)) for lab in cands}
+    cands.sort(key=lambda lab: (-behind[lab], score[lab], logsum[lab]), reverse=True)
     best, second = cands[0], cands[1]
     wins = losses = ties = 0
     effects: list[float] = []
@@ -280,17 +285,20 @@ class ScheduleData:
 
 
 def schedule(t: Table, ws: list[Winner], skip: set[tuple[str, int]]) -> list[ScheduleData]:
-    """Per scenario: runs of consecutive levels with the same verdict winner (None: a tie)."""
+    """Per scenario: runs of consecutive levels with the same verdict winner (None: a tie), named by
+    its full config (compare: the winning method's best config in that cell)."""
     out: list[ScheduleData] = []
     for s in t.scenarios():
         runs: list[list[Any]] = []
         for w in ws:
             if w.scenario != s or w.leader is None or w.runner_up is None or (s, w.concurrency) in skip:
                 continue
-            if runs and runs[-1][2] == w.winner:
+            e = t.entry(w.winner, s, w.concurrency) if w.winner else None
+            name = e.picked if e is not None and e.picked else w.winner
+            if runs and runs[-1][2] == name:
                 runs[-1][1] = w.concurrency
             else:
-                runs.append([w.concurrency, w.concurrency, w.winner])
+                runs.append([w.concurrency, w.concurrency, name])
         out.extend(ScheduleData(s, lo, hi, cfg) for lo, hi, cfg in runs)
     return out
 

@@ -13,10 +13,12 @@ from specsweep.analysis import core, crossover, recommend, workloads
 from specsweep.analysis.data import load, skip_notes
 from specsweep.errors import UsageError, one_of
 from specsweep.report import build_advice as advice
+from specsweep.report import build_compare, domains, verdict_notes
 from specsweep.report import build_findings as findings
-from specsweep.report import domains, verdict_notes
+from specsweep.report import build_groups as groups
 from specsweep.report import view as V
-from specsweep.report.build_findings import short_name, view_verdict
+from specsweep.report.build_findings import view_verdict
+from specsweep.report.build_groups import short_name
 from specsweep.report.build_provenance import provenance
 
 KINDS = ("sweep", "compare")
@@ -135,7 +137,9 @@ def build_view(
         for w in core.winners(t, vs)
     ]  # fmt: skip
     anomalies = an.find_all(t, vs, noise)
-    skip = {(a.scenario, a.concurrency) for a in anomalies if a.kind in ("trend_outlier", "prefix_cache")}
+    reasons = groups.skip_reasons(anomalies)  # cells summaries leave out, and why
+    reasons.update(dict.fromkeys(mism, "workloads"))  # the configs ran different workloads there
+    skip = set(reasons)
     xs = crossover.crossovers(
         t, vs, noise, {(a.scenario, a.concurrency) for a in anomalies if a.kind == "trend_outlier"}
     )
@@ -180,11 +184,12 @@ def build_view(
                                      "after": "verdict.tie" if x.after == "tie" else short_name(t, x.a if x.after == "a" else x.b)}))
         for x in xs
     ]  # fmt: skip
-    recs = advice.recommendations(t, vs, skip, bands)
-    band_recs = advice.recommendations(t, vs, skip, bands, by_class=False)
+    mvs = groups.member_verdicts(t, noise)  # compare: each method's own configs, for its picks
+    recs = advice.recommendations(t, vs, reasons, bands, min_effect=min_effect, mvs=mvs)
+    band_recs = advice.recommendations(t, vs, reasons, bands, by_class=False, min_effect=min_effect, mvs=mvs)
     sched = [V.ScheduleEntry(**s.__dict__) for s in recommend.schedule(t, ws, skip)]
     checks = advice.checks(t, ds, noise, prov, graph_cap)
-    compare = advice.compare_summary(t, ws, set(mism)) if kind == "compare" else None
+    compare = build_compare.compare_summary(t, vs, min_effect, set(mism)) if kind == "compare" else None
     noise_msg = verdict_notes.noise_msg(noise)
     if kind == "sweep":
         head = t.columns[0]
@@ -199,7 +204,7 @@ def build_view(
         title = V.Msg(key="title.compare", args={"methods": " vs ".join(c.label for c in t.columns)})
         config_column = "col.method"
     parts = {
-        "bands": band_recs,
+        "recs": recs,
         "compare": compare,
         "winners": winners,
         "anomalies": anomaly_views,
@@ -213,9 +218,10 @@ def build_view(
         concurrencies=sorted({c for _s, c in t.points}), cells=_cells(t, [*metric_keys, "completed", "failed"]),
         noise=V.NoiseInfo(floor=noise.floor, source=noise.source, n=noise.n, min_effect=noise.min_effect, detail=noise_msg,
                           sigma=noise.sigma, sigma_measured=noise.source != "default",
-                          rule=verdict_notes.rule_msg(vs), ties=verdict_notes.ties_msg(vs)),
+                          rule=verdict_notes.rule_msg(vs), ties=verdict_notes.ties_msg(vs),
+                          ties_min=verdict_notes.ties_min_msg(vs)),
         verdicts=[view_verdict(v) for v in vs], latency_verdicts=[view_verdict(v) for v in lat], winners=winners,
-        findings=findings.band_findings(t, vs, ws, skip, bands), class_best=findings.class_best(t, vs, skip), gaps=findings.gaps(t, vs, ws),
+        findings=findings.band_findings(t, vs, ws, reasons, bands, min_effect), class_best=findings.class_best(t, vs, reasons, min_effect, mvs), gaps=findings.gaps(t, vs, ws),
         anomalies=anomaly_views, crossovers=cross_views, recommendations=band_recs + recs, schedule=sched, checks=checks,
         compare=compare, next_steps=advice.next_steps(t, parts, noise, prov), lossless=lossless,
         notes=advice.aa_scenario_notes(t, noise) + advice.computed_notes(t) + advice.preflight_notes(t) + [V.Msg(key="note.skipped", args={"what": w}) for w in skip_notes(ds.skipped)],

@@ -4,8 +4,8 @@ findings (win counts, latency ratios, bands, best per workload class, gaps as co
 from __future__ import annotations
 
 from specsweep.report import plots
-from specsweep.report.display import winner_text
-from specsweep.report.html_kit import HtmlPage, esc
+from specsweep.report.display import aside_text, counted, recommended_text, winner_text
+from specsweep.report.html_kit import HtmlPage, esc, md_inline
 from specsweep.report.i18n import fmt_num, fmt_pct, label
 from specsweep.report.i18n_html import hl
 from specsweep.report.verdict_notes import picked_configs
@@ -198,14 +198,13 @@ def win_counts(page: HtmlPage) -> str:
     v = page.view
     if v.compare is not None:
         cs = v.compare
-        items = [Msg(key="compare.cells", args={"n": cs.n_cells})]
-        items += [
-            Msg(key="compare.wins", args={"method": m, "n": cs.win_counts.get(m, 0)}) for m in cs.methods
-        ]
-        if cs.ties:
-            items.append(Msg(key="compare.ties", args={"n": cs.ties}))
-        lis = "".join(f"<li>{page.msg_html(m)}</li>" for m in items)
-        return f'<ul class="counts">{lis}</ul>\n<p class="conclusion">{page.msg_html(cs.conclusion)}</p>'
+        lis = "".join(f"<li>{page.msg_html(m)}</li>" for m in cs.count_lines())
+        if (aside := aside_text(cs.set_aside, cs.n_cells, page.lang)) is not None:
+            lis += f"<li>{esc(aside)}</li>"
+        after = "".join(f'<p class="conclusion">{page.msg_html(m)}</p>' for m in cs.trailing)
+        return (
+            f'<ul class="counts">{lis}</ul>\n<p class="conclusion">{page.msg_html(cs.conclusion)}</p>{after}'
+        )
     counts: dict[str, int] = {c.label: 0 for c in v.configs}
     ties, n = 0, 0
     for w in v.winners:
@@ -256,7 +255,10 @@ def findings(page: HtmlPage) -> str:
     v = page.view
     parts = [win_counts(page), ratios(page)]
     if v.findings:
-        items = [f"<li>{page.msg_html(f.text)}</li>" for f in v.findings]
+        items = [
+            f"<li>{page.sentences_html(f.text, f.extra, f.set_aside, counted(f.text))}</li>"
+            for f in v.findings
+        ]
         parts.append(f"<h3>{page.shared_label('sec.bands')}</h3><ul>{''.join(items)}</ul>")
     if v.class_best:
         rows = []
@@ -265,10 +267,12 @@ def findings(page: HtmlPage) -> str:
                 [
                     page.td(esc(page.class_label(cb.workload_class))),
                     page.td(esc(", ".join(cb.scenarios))),
-                    page.td(f"<strong>{esc(page.short(cb.config))}</strong>"),
+                    page.td(md_inline(esc(recommended_text(v, cb, page.lang)))),
                     page.td(esc(f"{cb.wins} / {cb.losses} / {cb.ties}"), sort=cb.wins, num=True),
                     page.td(esc(page.pct(cb.mean_gain, True)), sort=cb.mean_gain, num=True),
-                    page.td(page.msg_html(cb.reason)),
+                    page.td(
+                        page.sentences_html(cb.reason, cb.extra, cb.set_aside, cb.wins + cb.losses + cb.ties)
+                    ),
                 ]
             )
         headers = [

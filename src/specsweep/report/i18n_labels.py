@@ -62,6 +62,7 @@ LABELS: dict[str, dict[str, str]] = {
         # values
         "verdict.tie": "tie",
         "value.missing": "missing",
+        "value.workloads": "different workloads",
         "value.failed": "failed",
         "value.invalid": "invalid",
         "value.any": "either",
@@ -114,6 +115,8 @@ LABELS: dict[str, dict[str, str]] = {
         "sec.conclusion": "Conclusion",
         "sec.lossless": "Losslessness check",
         "sec.notes": "Notes",
+        "sec.problems": "Invalid runs and failed requests",
+        "pick.even_with": "even with {configs} there",
         # provenance keys
         "prov.run_dirs": "Result directories",
         "prov.models": "Models",
@@ -175,6 +178,7 @@ LABELS: dict[str, dict[str, str]] = {
         "col.repeats": "次数",
         "verdict.tie": "持平",
         "value.missing": "缺失",
+        "value.workloads": "负载不同",
         "value.failed": "失败",
         "value.invalid": "无效",
         "value.any": "均可",
@@ -225,6 +229,8 @@ LABELS: dict[str, dict[str, str]] = {
         "sec.conclusion": "结论",
         "sec.lossless": "无损性检查",
         "sec.notes": "说明",
+        "sec.problems": "无效运行与失败请求",
+        "pick.even_with": "此处与 {configs} 持平",
         "prov.run_dirs": "结果目录",
         "prov.models": "模型",
         "prov.backends": "后端",

@@ -95,9 +95,9 @@ _t(
 )
 _t(
     "band.tie",
-    "**{band_label} (c={levels})**: the configs are even - {ties} of {n} cells are ties (no difference "
-    "these runs can resolve); the largest gap is {max_leader} +{max_gain:.1%} at {max_scenario} c={max_c}.",
-    "**{band_label}（c={levels}）**：两者基本持平，{n} 个点中 {ties} 个持平（本次数据无法分辨差异）；"
+    "**{band_label} (c={levels})**: `{config}` and `{other}` are even - {ties} of {n} cells are ties (no "
+    "difference these runs can resolve); the largest gap is {max_leader} +{max_gain:.1%} at {max_scenario} c={max_c}.",
+    "**{band_label}（c={levels}）**：`{config}` 与 `{other}` 基本持平，{n} 个点中 {ties} 个持平（本次数据无法分辨差异）；"
     "最大差距为 {max_scenario} c={max_c} 时 {max_leader} 高 {max_gain:.1%}。",
 )
 _t(
@@ -220,11 +220,6 @@ _t(
     "**结论：在相同负载下，{winner} 的综合吞吐在全部 {n} 个对比点优于 {others}。**",
 )
 _t(
-    "compare.most",
-    "**Conclusion: {winner} has the higher total throughput in {wins} of {n} cells ({ties} ties).**",
-    "**结论：{winner} 在 {n} 个对比点中的 {wins} 个综合吞吐更高（持平 {ties} 个）。**",
-)
-_t(
     "compare.none",
     "**Conclusion: no cell shows a difference these runs can resolve; see the tie note above for what it "
     "would take.**",
@@ -338,18 +333,6 @@ _t(
     "这些结果来自模拟引擎（时间缩放 {scale}）：用于规划，不能当作实测数据。",
 )
 
-_t(
-    "next.schedule",
-    "If traffic is mostly high concurrency (c >= {c_high}), serve `{high}` by default; below that `{low}` is "
-    "ahead - with mixed traffic, route by concurrency or input length to separate instances.",
-    "如果业务以高并发为主（c >= {c_high}），默认使用 `{high}`；更低并发下 `{low}` 更优——业务混合时可按并发度或"
-    "输入长度路由到不同实例。",
-)
-_t(
-    "next.default",
-    "Serve `{config}` by default: it wins {wins} of {n} cells.",
-    "默认使用 `{config}`：{n} 个点中胜出 {wins} 个。",
-)
 _t(
     "next.rerun_outliers",
     "Re-run {cells} with repeats (--repeats 3) to confirm or discard the outliers.",
