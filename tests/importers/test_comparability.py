@@ -17,7 +17,15 @@ from specsweep.cli import main
 from specsweep.importers import ImportOptions, run_import
 from specsweep.report import build_view, render
 from specsweep.store import find_run_dirs
-from tests.importers.realformats import SG_2024, SG_2025, VLLM_2024, document, jsonl, sweep_run
+from tests.importers.realformats import (
+    SG_2024,
+    SG_2025,
+    VLLM_2024,
+    document,
+    half_length_pair,
+    jsonl,
+    sweep_run,
+)
 
 FIX = Path(__file__).parent / "fixtures"
 DEPLOYMENTS = FIX / "vllm/llmd-deployments/results.json"  # 3 llm-d deployments x rates 10, 30, inf
@@ -100,18 +108,7 @@ def test_llmperf_lines_of_different_frameworks_are_configs(tmp_path: Path) -> No
 @pytest.mark.slow  # renders HTML (with plots) in two languages: ~2 s
 def test_sglang_half_length_prompts_against_vllm_full_length_get_no_winner(tmp_path: Path) -> None:
     # --random-range-ratio 0: sglang draws ~506 input tokens for "in1024", vLLM sends exactly 1,024
-    sg = {**SG_2025, "tag": "in1024", "random_input_len": 1024, "random_range_ratio": 0.0, "completed": 100,
-          "total_input_tokens": 50600, "total_output_tokens": 12800, "total_throughput": 9000.0}  # fmt: skip
-    vl = {**_vllm(100, 1024, 7.0), "max_concurrency": 8, "total_token_throughput": 16446.0}
-    res = tmp_path / "res"
-    run_import("sglang", [jsonl(tmp_path / "sg.jsonl", sg)], res, ImportOptions(label="sglang", method="a"))
-    run_import(
-        "vllm",
-        [document(tmp_path / "v.json", vl)],
-        res,
-        ImportOptions(label="vLLM", method="b", scenario="in1024"),
-    )
-    view = build_view([res], "compare", now="T")
+    view = build_view([half_length_pair(tmp_path)], "compare", now="T")
     (w,) = view.winners
     assert w.winner is None and w.verdict is None and w.note is not None and w.note.key == "winner.workloads"
     assert "506" in str(w.note.args["detail"]) and "1024" in str(w.note.args["detail"])
