@@ -38,7 +38,7 @@ def trend_outliers(
     labels = [c.label for c in t.columns]
     limit = k * math.log1p(noise.floor)
     for s in t.scenarios():
-        levels = t.levels(s)
+        levels = [c for c in t.levels(s) if c > 0]  # 0: open loop, not on the concurrency axis
         for i in range(len(labels)):
             for j in range(i + 1, len(labels)):
                 a, b = labels[i], labels[j]

@@ -26,11 +26,15 @@ from specsweep.workload.scenarios import BUILTIN, Scenario, workload_class
 
 # Concurrency bands (inclusive upper bounds): low <= 32 < mid < 96 <= high.
 DEFAULT_BANDS: list[tuple[str, int, int | None]] = [("low", 1, 32), ("mid", 33, 95), ("high", 96, None)]
+# Open-loop cells with no concurrency limit (level 0, cells by request rate): a band of their own.
+OPEN_BAND: tuple[str, int, int | None] = ("open", 0, 0)
 CUDA_GRAPH_CAP = 512  # vLLM max_cudagraph_capture_size default
 DRAFTER_BLOCK = {"dspark": 5}  # drafters that propose a fixed block of tokens per pass
 
 
 def band_of(c: int, bands: list[tuple[str, int, int | None]] = DEFAULT_BANDS) -> tuple[str, int, int | None]:
+    if c == 0:
+        return OPEN_BAND
     for b in bands:
         if c >= b[1] and (b[2] is None or c <= b[2]):
             return b
@@ -221,6 +225,7 @@ def recommendations(
     t: Table, vs: list[PairVerdict], bands: list[tuple[str, int, int | None]] = DEFAULT_BANDS
 ) -> list[GroupDecision]:
     out = []
+    bands = [*bands, OPEN_BAND]
     bmap = {b[0]: b for b in bands}
     class_order = ["chat", "generation", "decode_heavy", "rag", "long_context", "other"]
     groups = group_points(t, bands, by_class=True)
@@ -239,7 +244,7 @@ def band_summaries(
 ) -> list[GroupDecision]:
     out = []
     groups = group_points(t, bands, by_class=False)
-    for b in bands:
+    for b in [*bands, OPEN_BAND]:
         pts = groups.get((None, b[0]))
         if pts:
             d = decide_group(t, vs, pts, None, b)
@@ -368,8 +373,11 @@ class RatioData:
     n_cells: int
 
 
-def latency_ratios(t: Table, ref: str, metrics: list[str]) -> list[RatioData]:
-    """Mean over cells of other/ref per latency metric (the reference reports' "平均比值")."""
+def latency_ratios(
+    t: Table, ref: str, metrics: list[str], skip: set[tuple[str, int]] | None = None
+) -> list[RatioData]:
+    """Mean over cells of other/ref per latency metric (the reference reports' "平均比值"); ``skip``:
+    cells left out (the configs ran different workloads there)."""
     out = []
     for col in t.columns:
         if col.label == ref:
@@ -377,6 +385,8 @@ def latency_ratios(t: Table, ref: str, metrics: list[str]) -> list[RatioData]:
         for m in metrics:
             rs = []
             for s, c in t.points:
+                if skip and (s, c) in skip:
+                    continue
                 a, b = t.value(ref, s, c, m), t.value(col.label, s, c, m)
                 if a and b:
                     rs.append(b / a)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from specsweep import stats
+from specsweep import cellnames, stats
 from specsweep.analysis import anomalies as an
-from specsweep.analysis import core, crossover, recommend
+from specsweep.analysis import core, crossover, recommend, workloads
 from specsweep.analysis.data import load, skip_notes
 from specsweep.errors import UsageError, one_of
 from specsweep.report import build_advice as advice
@@ -72,6 +73,28 @@ def _cells(t: core.Table, keys: list[str]) -> list[V.CellView]:
     return out
 
 
+def _tokens_detail(t: core.Table, m: workloads.Mismatch) -> str:
+    """``in: sglang 506, vLLM 1024`` - tokens per request of the side(s) that differ (language-neutral:
+    the templates say what in and out are)."""
+    parts = []
+    for i, side in enumerate(("input", "output")):
+        if side in m.sides:
+            vals = ", ".join(
+                f"{short_name(t, lab)} {v[i]:.0f}" for lab, v in m.tokens.items() if v[i] is not None
+            )
+            parts.append(f"{side[:2] if side == 'input' else 'out'}: {vals}")
+    return "; ".join(parts)
+
+
+def _winner_note(t: core.Table, m: workloads.Mismatch | None) -> V.Msg | None:
+    return None if m is None else V.Msg(key="winner.workloads", args={"detail": _tokens_detail(t, m)})
+
+
+def _workloads_note(t: core.Table, ms: list[workloads.Mismatch]) -> V.Msg:
+    cells = "; ".join(f"{m.scenario} c={V.level_text(m.concurrency)} ({_tokens_detail(t, m)})" for m in ms)
+    return V.Msg(key="note.workloads", args={"n": len(ms), "cells": cells, "tol": cellnames.TOKEN_TOLERANCE})
+
+
 def _failure_text(row: dict[str, Any]) -> str:
     """A failed cell's error, led by its machine-readable failure_kind when the run dir has one."""
     kind = row.get("failure_kind")
@@ -105,14 +128,26 @@ def build_view(
     dom_rows, dom_view = domains.build_domains(ds, noise, baseline)
     vs = core.all_verdicts(t, core.PRIMARY, noise)
     lat = [v for m in core.LATENCY_VERDICT_METRICS for v in core.all_verdicts(t, m, noise)]
-    ws = core.winners(t, vs)
+    mism = {(m.scenario, m.concurrency): m for m in workloads.mismatches(t)}
+    vs = vs.without(set(mism))  # different workloads: no verdict
+    lat = [v for v in lat if (v.scenario, v.concurrency) not in mism]
+    ws = [
+        dataclasses.replace(w, runner_up=None, winner=None, gain=None, verdict=None)
+        if (w.scenario, w.concurrency) in mism else w
+        for w in core.winners(t, vs)
+    ]  # fmt: skip
     anomalies = an.find_all(t, vs, noise)
     reasons = groups.skip_reasons(anomalies)  # cells summaries leave out, and why
+    reasons.update(dict.fromkeys(mism, "workloads"))  # the configs ran different workloads there
     skip = set(reasons)
     xs = crossover.crossovers(
         t, vs, noise, {(a.scenario, a.concurrency) for a in anomalies if a.kind == "trend_outlier"}
     )
     prov = provenance(ds, t, now)
+    if mism:
+        prov = prov.model_copy(
+            update={"comparability": [*prov.comparability, _workloads_note(t, list(mism.values()))]}
+        )
     core_cols = list(core.SWEEP_COLUMNS if kind == "sweep" else core.COMPARE_COLUMNS)
     if any(e.mean("accept_length") is not None for e in t.entries.values() if e.ok):
         core_cols.append("accept_length")  # speculative acceptance, when the runs measured it
@@ -135,7 +170,7 @@ def build_view(
     winners = [
         V.WinnerRow(scenario=w.scenario, concurrency=w.concurrency, metric=core.PRIMARY, values=w.values, winner=w.winner,
                     leader=w.leader, runner_up=w.runner_up, gain=w.gain, verdict=view_verdict(w.verdict) if w.verdict else None,
-                    missing=w.missing)
+                    missing=w.missing, note=_winner_note(t, mism.get((w.scenario, w.concurrency))))
         for w in ws
     ]  # fmt: skip
     anomaly_views = [findings.anomaly_view(t, a) for a in anomalies]
@@ -154,7 +189,7 @@ def build_view(
     band_recs = advice.recommendations(t, vs, reasons, bands, by_class=False, min_effect=min_effect, mvs=mvs)
     sched = [V.ScheduleEntry(**s.__dict__) for s in recommend.schedule(t, ws, skip)]
     checks = advice.checks(t, ds, noise, prov, graph_cap)
-    compare = build_compare.compare_summary(t, vs, min_effect) if kind == "compare" else None
+    compare = build_compare.compare_summary(t, vs, min_effect, set(mism)) if kind == "compare" else None
     noise_msg = verdict_notes.noise_msg(noise)
     if kind == "sweep":
         head = t.columns[0]

@@ -13,8 +13,13 @@ from specsweep.report import view as V
 from specsweep.report.build_groups import entry_problem
 
 
-def compare_summary(t: core.Table, vs: list[core.PairVerdict], min_effect: float) -> V.CompareSummary:
+def compare_summary(
+    t: core.Table, vs: list[core.PairVerdict], min_effect: float, apart: set[tuple[str, int]] | None = None
+) -> V.CompareSummary:
+    """``apart``: cells whose configs ran different workloads (no verdict; set aside, left out of the
+    latency ratios)."""
     labels = t.labels()
+    apart = apart or set()
     outs = outcomes.cell_outcomes(t, vs)
     tl = outcomes.tally(t, outs)
     compared = {(o.scenario, o.concurrency) for o in outs}
@@ -22,10 +27,10 @@ def compare_summary(t: core.Table, vs: list[core.PairVerdict], min_effect: float
     for s, c in t.points:  # a cell where fewer than two methods have a valid result: not compared
         if (s, c) not in compared:
             probs = [p for lab in labels if (p := entry_problem(t, lab, s, c))]
-            reason = probs[0][0] if probs else "missing"
+            reason = "workloads" if (s, c) in apart else probs[0][0] if probs else "missing"
             aside.append(V.SetAside(scenario=s, concurrency=c, reason=reason, configs=[p[1] for p in probs]))  # type: ignore[arg-type]
     ref = max(labels, key=lambda lab: tl.wins[lab])
-    ratios = recommend.latency_ratios(t, ref, core.LATENCY_VERDICT_METRICS)
+    ratios = recommend.latency_ratios(t, ref, core.LATENCY_VERDICT_METRICS, apart)
     trailing = []
     if len(labels) > 2:  # with two methods "wins: 0" says it; with more, name who trails everywhere
         trailing = [
@@ -35,7 +40,8 @@ def compare_summary(t: core.Table, vs: list[core.PairVerdict], min_effect: float
         ]
     return V.CompareSummary(
         methods=labels, n_cells=tl.n, win_counts=tl.wins, ties=tl.even,
-        ratios=[V.RatioRow(**r.__dict__) for r in ratios], conclusion=conclusion(labels, tl, min_effect),
+        ratios=[V.RatioRow(**r.__dict__) for r in ratios],
+        conclusion=(tl.n == 0 and _why_nothing(t, apart)) or conclusion(labels, tl, min_effect),
         behind=tl.behind, leaders_even=tl.leaders_even, ties_min_effect=tl.ties.get("min_effect", 0),
         min_effect=min_effect, trailing=trailing, set_aside=aside,
     )  # fmt: skip
@@ -72,3 +78,23 @@ def conclusion(labels: list[str], tl: outcomes.Tally, min_effect: float) -> V.Ms
             key="compare.none_mixed", args={"n": n, "below": below, "noise": noise, "min_effect": min_effect}
         )
     return V.Msg(key="compare.none", args={"n": n})
+
+
+def _has_data(e: core.Entry | None) -> bool:
+    return e is not None and e.data is not None and bool(e.data.ok or e.data.bad)
+
+
+def _why_nothing(t: core.Table, apart: set[tuple[str, int]]) -> V.Msg | None:
+    """When no cell was compared although the methods share cells: the shared cells ran different
+    workloads, or a run failed (or is missing) on one side - not different scenario names."""
+    shared = [
+        (s, c) for s, c in t.points if sum(1 for col in t.columns if _has_data(t.entry(col.label, s, c))) >= 2
+    ]
+    if not shared:
+        return None
+    methods = ", ".join(t.labels())
+    cells = ", ".join(f"{s} c={V.level_text(c)}" for s, c in shared[:4]) + (
+        ", ..." if len(shared) > 4 else ""
+    )
+    key = "compare.no_cells_workloads" if all(p in apart for p in shared) else "compare.no_cells_failed"
+    return V.Msg(key=key, args={"methods": methods, "n": len(shared), "cells": cells})

@@ -21,7 +21,7 @@ def view_verdict(v: core.PairVerdict) -> V.Verdict:
 
 def _levels_text(cs: Sequence[int]) -> str:
     cs = sorted(set(cs))
-    return ", ".join(str(c) for c in cs)
+    return ", ".join(V.level_text(c) for c in cs)
 
 
 def _max_gap(t: core.Table, ws: list[core.Winner], pts: set[tuple[str, int]]) -> dict[str, Any]:
@@ -39,7 +39,7 @@ def _max_gap(t: core.Table, ws: list[core.Winner], pts: set[tuple[str, int]]) ->
         "max_leader": short_name(t, best.leader),
         "max_gain": best.gain,
         "max_scenario": best.scenario,
-        "max_c": best.concurrency,
+        "max_c": V.level_text(best.concurrency),
     }
 
 

@@ -20,6 +20,7 @@ from specsweep.report.view import (
     SetAside,
     WinnerRow,
     cells_text,
+    level_text,
 )
 
 __all__ = [
@@ -38,7 +39,9 @@ def value_text(view: ReportView, cell: CellView, key: str, lang: str) -> str:
 
 def winner_text(view: ReportView, row: WinnerRow, lang: str) -> str:
     """The winner column of ``row``: the winner, "tie" (naming the two even leaders when more than
-    two configs compete), or "-" when there is no verdict."""
+    two configs compete), "-" when there is no verdict, or why no winner is named (``row.note``)."""
+    if row.note is not None:
+        return text(row.note, lang)
     who = view.winner_name(row)
     if who.kind == "none":
         return label("value.none", lang)
@@ -59,7 +62,7 @@ def aside_text(items: Sequence[SetAside], counted: int, lang: str) -> str | None
             why = label(f"anomaly.{a.reason}", lang)
         else:
             why = " ".join([*a.configs, label(f"value.{a.reason}", lang)])
-        cells.append(f"{a.scenario} c={a.concurrency} ({why})")
+        cells.append(f"{a.scenario} c={level_text(a.concurrency)} ({why})")
     sep = "，" if lang == "zh" else ", "
     return text(
         Msg(

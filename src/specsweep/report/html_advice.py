@@ -10,7 +10,7 @@ from specsweep.report.html_kit import HtmlPage, esc, md_inline
 from specsweep.report.i18n import fmt_pct, label
 from specsweep.report.i18n_html import hl
 from specsweep.report.verdict_notes import rests_on
-from specsweep.report.view import EngineFlags, band_range
+from specsweep.report.view import EngineFlags, band_range, level_text
 
 
 def anomalies(page: HtmlPage) -> str:
@@ -19,7 +19,7 @@ def anomalies(page: HtmlPage) -> str:
     rows = [
         [
             page.td(esc(a.scenario)),
-            page.td(esc(a.concurrency), sort=a.concurrency, num=True),
+            page.td(esc(level_text(a.concurrency)), sort=a.concurrency, num=True),
             page.td(page.shared_label(f"anomaly.{a.kind}")),
             page.td(esc(", ".join(page.short(c) for c in a.configs))),
             page.td(page.msg_html(a.evidence)),

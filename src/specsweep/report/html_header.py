@@ -76,6 +76,10 @@ def header(page: HtmlPage) -> str:
     ties = [i18n.text(m, page.lang) for m in (v.noise.ties_min, v.noise.ties) if m is not None]
     if ties:
         items.append((page.shared_label("prov.ties"), esc(("" if page.lang == "zh" else " ").join(ties))))
+    for m in p.comparability:
+        items.append(
+            (page.shared_label("prov.comparability"), f"<strong>{esc(i18n.text(m, page.lang))}</strong>")
+        )
     if p.generated_at:
         items.append((page.shared_label("prov.generated"), esc(p.generated_at)))
     if p.tool_versions:

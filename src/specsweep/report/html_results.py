@@ -9,7 +9,7 @@ from specsweep.report.html_kit import HtmlPage, esc, md_inline
 from specsweep.report.i18n import fmt_num, fmt_pct, label
 from specsweep.report.i18n_html import hl
 from specsweep.report.verdict_notes import picked_configs
-from specsweep.report.view import Msg, Verdict
+from specsweep.report.view import Msg, Verdict, level_text
 
 
 def core(page: HtmlPage) -> str:
@@ -43,7 +43,7 @@ def core(page: HtmlPage) -> str:
     for c in cells:
         r = [
             page.td(esc(c.scenario)),
-            page.td(esc(c.concurrency), sort=c.concurrency, num=True),
+            page.td(esc(level_text(c.concurrency)), sort=c.concurrency, num=True),
             page.td(esc(page.view.config_name(c)), title=c.config),
         ]
         if show_repeats:
@@ -127,7 +127,7 @@ def winmap_titles(page: HtmlPage) -> dict[tuple[str, int], str]:
         text, title = verdict_text(page, w.verdict)
         vals = ", ".join(f"{page.short(k)} {page.num(w.metric, x)}" for k, x in w.values.items())
         lines = [
-            f"{w.scenario} · c={w.concurrency}",
+            f"{w.scenario} · c={level_text(w.concurrency)}",
             f"{label('col.winner', page.lang)}: {winner_text(page.view, w, page.lang)} ({page.pct(w.gain, True)})",
             vals,
         ]
@@ -167,7 +167,7 @@ def winners(page: HtmlPage, figs: list[plots.Plot]) -> str:
         cls = "tie" if page.view.winner_name(w).kind == "tie" else ""
         r = [
             page.td(esc(w.scenario)),
-            page.td(esc(w.concurrency), sort=w.concurrency, num=True),
+            page.td(esc(level_text(w.concurrency)), sort=w.concurrency, num=True),
             f'<td class="winner {cls}">{esc(winner_text(page.view, w, page.lang))}</td>',
         ]
         r += [page.tdnum(m, w.values.get(c.label)) for c in v.configs]
@@ -289,7 +289,7 @@ def findings(page: HtmlPage) -> str:
     for g in v.gaps:
         rows = [
             [
-                page.td(esc(r.concurrency), sort=r.concurrency, num=True),
+                page.td(esc(level_text(r.concurrency)), sort=r.concurrency, num=True),
                 page.tdnum(g.metric, r.a_value),
                 page.tdnum(g.metric, r.b_value),
                 page.td(page.msg_html(r.text)),

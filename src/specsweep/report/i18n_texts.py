@@ -243,6 +243,41 @@ _t(
     "落在同一测试点。**",
 )
 _t(
+    "compare.no_cells_failed",
+    "**Conclusion: nothing to compare - {methods} share {n} cell(s) ({cells}), but in each of them a run "
+    "failed or is missing on one side (see the failed cells above), so no verdict could be drawn there.**",
+    "**结论：无可对比——{methods} 有 {n} 个共同测试点（{cells}），但每个点都有一方的运行失败或缺失（见上方失败的"
+    "测试点），因此无法给出判定。**",
+)
+_t(
+    "compare.no_cells_workloads",
+    "**Conclusion: nothing to compare - {methods} share {n} cell(s) ({cells}), but there they ran different "
+    "workloads (tokens per request, see Comparability above), so no winner is named.**",
+    "**结论：无可对比——{methods} 有 {n} 个共同测试点（{cells}），但这些点上负载不同（每请求 token 数，见上方可比性），"
+    "因此不判定胜者。**",
+)
+_t(
+    "note.clients",
+    "The configs were measured by different benchmark clients ({clients}). Their TTFT, TPOT, ITL, E2E and "
+    "throughput are not defined alike (genai-perf's and AIPerf's inter-token latency is TPOT; LLMPerf's includes "
+    "TTFT; GuideLLM's TPOT includes TTFT): read {doc} before comparing them.",
+    "这些配置由不同的压测客户端测得（{clients}）。它们的 TTFT、TPOT、ITL、E2E 与吞吐的定义并不相同（genai-perf 与 "
+    "AIPerf 的 inter-token latency 即 TPOT；LLMPerf 的包含 TTFT；GuideLLM 的 TPOT 包含 TTFT）：比较前请先阅读 {doc}。",
+)
+_t(
+    "note.workloads",
+    "Different workloads in {n} cell(s): {cells} (in / out: input / output tokens per request). The configs' "
+    "tokens per request differ by more than {tol:.0%} there, so their throughputs measure different work: no "
+    "winner is named in those cells (re-run them with the same prompts and lengths).",
+    "{n} 个测试点的负载不同：{cells}（in / out：每个请求的输入 / 输出 token 数）。这些点上各配置每个请求的 token 数相差"
+    "超过 {tol:.0%}，吞吐衡量的是不同的工作量：这些点不判定胜者（请用相同的提示与长度重新运行）。",
+)
+_t(
+    "winner.workloads",
+    "not comparable: different workloads (tokens per request {detail})",
+    "不可比：负载不同（每请求 token 数 {detail}）",
+)
+_t(
     "ratio.line",
     "Average {metric_label} ratio ({num} / {den}): {ratio:.2f}",
     "平均 {metric_label} 比值（{num} / {den}）：{ratio:.2f}",

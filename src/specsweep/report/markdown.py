@@ -17,7 +17,7 @@ from specsweep.report.display import (
 from specsweep.report.domains_render import domains_markdown
 from specsweep.report.i18n import fmt_num, fmt_pct, label, text
 from specsweep.report.verdict_notes import picked_configs, rests_on
-from specsweep.report.view import Msg, ReportView, band_range
+from specsweep.report.view import Msg, ReportView, band_range, level_text
 
 
 def _row(cells: list[str]) -> str:
@@ -95,6 +95,7 @@ def _provenance_common(view: ReportView, lang: str, sep: str) -> list[str]:
     ties = [text(m, lang) for m in (view.noise.ties_min, view.noise.ties) if m is not None]
     if ties:
         out.append(f"- {L('prov.ties')}{sep}{('' if lang == 'zh' else ' ').join(ties)}")
+    out += [f"- **{L('prov.comparability')}**{sep}{text(m, lang)}" for m in p.comparability]
     return out
 
 
@@ -110,7 +111,7 @@ def core_table(view: ReportView, lang: str) -> list[str]:
             rows.append(
                 [
                     s,
-                    str(c),
+                    level_text(c),
                     view.config_name(cell),
                     *(value_text(view, cell, k, lang) for k in view.core_columns),
                 ]
@@ -137,7 +138,7 @@ def winner_table(view: ReportView, lang: str) -> list[str]:
         ]
         row = [
             w.scenario,
-            str(w.concurrency),
+            level_text(w.concurrency),
             winner_text(view, w, lang),
             *vals,
             fmt_pct(w.gain, 2, lang),
@@ -248,7 +249,7 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
             ]
             rows = [
                 [
-                    str(r.concurrency),
+                    level_text(r.concurrency),
                     fmt_num(r.a_value, 2, lang),
                     fmt_num(r.b_value, 2, lang),
                     text(r.text, lang),
@@ -264,7 +265,7 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
         out += [f"### {n}. {L('sec.anomalies')}", ""]
         for a in view.anomalies:
             out.append(
-                f"- **{a.scenario} c={a.concurrency}** ({L('anomaly.' + a.kind)}): {text(a.evidence, lang)}"
+                f"- **{a.scenario} c={level_text(a.concurrency)}** ({L('anomaly.' + a.kind)}): {text(a.evidence, lang)}"
             )
         out.append("")
     if view.crossovers:

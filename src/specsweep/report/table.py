@@ -12,7 +12,7 @@ from rich.text import Text
 from specsweep.report.display import value_text
 from specsweep.report.i18n import label, text
 from specsweep.report.markdown import winner_table
-from specsweep.report.view import ReportView
+from specsweep.report.view import ReportView, level_text
 from specsweep.term_table import fit
 
 __all__ = ["print_table", "table_text", "winner_table"]
@@ -32,7 +32,7 @@ def build_table(view: ReportView, lang: str, width: int) -> RenderableType:
             rows.append(
                 [
                     s,
-                    str(c),
+                    level_text(c),
                     view.config_name(cell),
                     *(value_text(view, cell, k, lang) for k in view.core_columns),
                 ]
@@ -41,7 +41,7 @@ def build_table(view: ReportView, lang: str, width: int) -> RenderableType:
     problems = [a for a in view.anomalies if a.kind in PROBLEMS]
     if problems:
         lines = [label("sec.problems", lang)]
-        lines += [f"- {a.scenario} c={a.concurrency} ({label('anomaly.' + a.kind, lang)}): {text(a.evidence, lang)}"
+        lines += [f"- {a.scenario} c={level_text(a.concurrency)} ({label('anomaly.' + a.kind, lang)}): {text(a.evidence, lang)}"
                   for a in problems]  # fmt: skip
         parts.append(Text("\n".join(lines)))
     return Group(*parts)

@@ -61,6 +61,7 @@ from specsweep.report.view_base import Msg as Msg
 from specsweep.report.view_base import Number as Number
 from specsweep.report.view_base import band_range as band_range
 from specsweep.report.view_base import cells_text as cells_text
+from specsweep.report.view_base import level_text as level_text
 
 VIEW_SCHEMA = "specsweep.report.view/1"
 
@@ -95,6 +96,7 @@ class ServerInfo(_Frozen):
     version: str | None = None
     run_dirs: list[str] = Field(default_factory=list)  # where this config's results are
     column: str | None = None  # the ConfigInfo label it belongs to (compare: its method)
+    clients: list[str] = Field(default_factory=list)  # the benchmark clients that measured it
 
 
 class LengthInfo(_Frozen):
@@ -125,6 +127,8 @@ class Provenance(_Frozen):
     time_scale: float | None = None
     tool_versions: list[str] = Field(default_factory=list)
     generated_at: str = ""  # ISO 8601 UTC
+    # what makes configs not comparable as they stand: different clients, different workloads in a cell
+    comparability: list[Msg] = Field(default_factory=list)
 
 
 class ConfigInfo(_Frozen):
@@ -204,6 +208,7 @@ class WinnerRow(_Frozen):
     gain: Number  # leader/runner_up - 1
     verdict: Verdict | None
     missing: list[str] = Field(default_factory=list)
+    note: Msg | None = None  # why no winner is named (the configs ran different workloads)
 
 
 class NoiseInfo(_Frozen):

@@ -39,7 +39,7 @@ class SetAside(Frozen):
 
     scenario: str
     concurrency: int
-    reason: Literal["trend_outlier", "prefix_cache", "invalid", "failed", "missing"]
+    reason: Literal["trend_outlier", "prefix_cache", "invalid", "failed", "missing", "workloads"]
     configs: list[str] = Field(default_factory=list)
 
 

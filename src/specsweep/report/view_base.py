@@ -13,8 +13,17 @@ Number = float | None
 ArgValue = str | int | float | bool | None | list[Any] | dict[str, Any]
 
 
+def level_text(c: int | float) -> str:
+    """A concurrency level as every report writes it: ``8``; ``∞`` for an open-loop cell with no
+    concurrency limit (level 0: a cell by request rate, named in its scenario)."""
+    return "∞" if c == 0 else f"{c:g}" if isinstance(c, float) else str(c)
+
+
 def band_range(c_low: int, c_high: int | None) -> str:
-    """A concurrency range as every report writes it: ``c ≥ 96``, ``c = 64``, ``1 ≤ c ≤ 32``."""
+    """A concurrency range as every report writes it: ``c ≥ 96``, ``c = 64``, ``1 ≤ c ≤ 32``; the
+    open-loop band (level 0, no limit) ``c = ∞``."""
+    if c_low == 0 and c_high == 0:
+        return "c = ∞"
     if c_high is None:
         return f"c ≥ {c_low}"
     if c_low == c_high:
