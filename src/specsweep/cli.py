@@ -8,8 +8,10 @@ handler takes the parsed namespace and returns an exit code. Heavy imports stay 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
+import signal
 import sys
 import warnings
 from collections.abc import Sequence
@@ -55,7 +57,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SpecsweepError as e:
         sys.stderr.write(f"specsweep: error: {e}\n")
         return e.exit_code
+    except ModuleNotFoundError as e:  # a broken install: a declared dependency is gone (optional
+        if not e.name or e.name.split(".")[0] == "specsweep":  # extras raise MissingDependency)
+            raise
+        sys.stderr.write(
+            f"specsweep: error: the module {e.name!r} that specsweep needs is not installed; reinstall "
+            "specsweep with its dependencies (pip install specsweep, or pip install -e . in a checkout)\n"
+        )
+        return 2
     except KeyboardInterrupt:
+        # ending on an interrupt: a further Ctrl-C or SIGTERM cannot turn exit 130 into death by the
+        # signal (orchestrate.signals.stopping, not imported here: the package is slow to import)
+        with contextlib.suppress(ValueError):  # off the main thread: nothing to set
+            for s in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(s, signal.SIG_IGN)
         sys.stderr.write("specsweep: interrupted\n")
         return 130
 

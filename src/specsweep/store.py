@@ -6,6 +6,7 @@
       summary.jsonl     one line per finished cell (bench keys + cell fields + status)
       records/<cell_id>.r<repeat>.parquet   per-request raw records (RequestRecord columns)
       logs/<label>-<hash>.log server logs (one file per label: a readable name + 8 hex of the label)
+      launches.jsonl    each server launch's identity, fsynced before it starts (servers.reap)
       report.md, report.html
 
 Nothing secret is written: the manifest, every summary line and the records' error and output texts
@@ -40,6 +41,7 @@ log = logging.getLogger(__name__)
 
 MANIFEST = "manifest.json"
 SUMMARY = "summary.jsonl"
+LAUNCHES = "launches.jsonl"  # servers.reap.JOURNAL: each launch, before its process starts
 RECORDS = "records"
 LOGS = "logs"
 
@@ -157,18 +159,11 @@ class RunDir:
         The line goes out in one ``write`` on an ``O_APPEND`` descriptor and is fsynced before this
         returns. A crash can at worst tear that last line; the next append (and ``repair_summary``)
         cuts such a fragment off first, so a torn line never swallows the line after it."""
-        p = self.path / SUMMARY
-        line = dumps(redact.scrub_obj(row)) + b"\n"
-        fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
-        try:
-            created = os.fstat(fd).st_size == 0
-            _repair_tail(fd, p)
-            _write_all(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if created:
-            _fsync_dir(self.path)
+        append_line(self.path / SUMMARY, dumps(redact.scrub_obj(row)) + b"\n")
+
+    def journal_launch(self, record: dict[str, Any]) -> None:
+        """One server launch into LAUNCHES, durably, before its process starts (servers.reap)."""
+        append_line(self.path / LAUNCHES, dumps(redact.scrub_obj(record)) + b"\n")
 
     def repair_summary(self) -> None:
         """Cut off a torn last line (a crash mid-append); every complete line stays."""
@@ -256,6 +251,21 @@ def find_run_dirs(paths: Iterable[str | Path]) -> list[RunDir]:
             raise DataError(f"no run directories (folders with {MANIFEST}) below it", file=str(p))
         out.extend(RunDir(f) for f in found)
     return out
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Append ``line`` durably: one ``write`` on an ``O_APPEND`` descriptor, fsynced (the folder too
+    when the file is new); a torn last line (a crash mid-append) is cut off first."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        created = os.fstat(fd).st_size == 0
+        _repair_tail(fd, path)
+        _write_all(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if created:
+        _fsync_dir(path.parent)
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -37,7 +37,7 @@ from specsweep.orchestrate.run import (
     run_dir_lock,
     write_reports,
 )
-from specsweep.orchestrate.signals import sigterm_as_interrupt
+from specsweep.orchestrate.signals import sigterm_as_interrupt, stopping
 
 __all__ = [
     "EXECUTORS",
@@ -64,5 +64,6 @@ __all__ = [
     "run_config",
     "run_dir_lock",
     "sigterm_as_interrupt",
+    "stopping",
     "write_reports",
 ]

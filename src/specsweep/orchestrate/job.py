@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from specsweep import kstamp
+from specsweep.acceptance import spec_tokens
 from specsweep.bench_types import BenchConfig, BenchOutcome
 from specsweep.config import DEFAULT_BACKEND, Cell, Experiment, Plan, ServerConfig, lossless_pair
 from specsweep.errors import SpecsweepError
@@ -120,6 +121,7 @@ def bench_config(
         repeats=1,
         scrape_metrics=c.scrape_metrics,
         quiet=True,
+        spec_tokens=spec_tokens(cfg.method or "", cfg.params),
     )
 
 
@@ -178,6 +180,7 @@ def run_config(
         job.run_path / "logs" / log_file_name(cfg.label),
         ready_timeout_s=exp.timeouts.ready_s,
         stop_s=exp.timeouts.stop_s,
+        on_launch=RunDir(job.run_path).journal_launch,  # what a kill -9 leaves, the next run finds
     )
 
     def emit(row: dict[str, Any], cell: Cell, repeat: int, records: list[RequestRecord]) -> None:
@@ -247,12 +250,13 @@ def run_config(
                     return stored
         lossless_outputs = _lossless_outputs(job, server, observer)
     finally:
-        _stop(server)
-        with contextlib.suppress(Exception):
-            info = server.describe()
-            if lossless_outputs is not None:
-                info["lossless_outputs"] = lossless_outputs
-            sink.server_info(cfg.label, info)
+        with signals_deferred():  # stopped, and said so in the manifest, whatever arrives meanwhile
+            server.stop()
+            with contextlib.suppress(Exception):
+                info = server.describe()
+                if lossless_outputs is not None:
+                    info["lossless_outputs"] = lossless_outputs
+                sink.server_info(cfg.label, info)
     return stored
 
 

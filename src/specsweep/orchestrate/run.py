@@ -112,9 +112,21 @@ def execute(
 def run_dir_lock(run_dir: RunDir) -> Iterator[None]:
     """An exclusive flock on RUN_DIR/.lock (released by the kernel if the process dies)."""
     import fcntl
+    import stat
 
     path = run_dir.path / ".lock"
-    f = path.open("a+")
+    try:  # never through a link, never blocking on a FIFO someone put there
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    except OSError as e:
+        raise UsageError(
+            f"run dir {run_dir.path}: cannot open its lock file {path.name}: {e.strerror}"
+        ) from e
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UsageError(
+            f"run dir {run_dir.path}: its lock file {path.name} is not a regular file; remove it"
+        )
+    f = os.fdopen(fd, "r+")
     try:
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -176,8 +188,8 @@ def _execute(
                                 **(executor_options or {}))  # fmt: skip
             status = "finished"
         finally:
-            inv.update(ended_at=now_iso(), status=status)
-            with signals_deferred():
+            with signals_deferred():  # the manifest must say how the run ended, whatever arrives
+                inv.update(ended_at=now_iso(), status=status)
                 run_dir.update_manifest(status=status, ended_at=inv["ended_at"], invocations=invocations)
         for r in run_dir.iter_summary(summary_from):  # streamed back: one row in memory at a time
             counts[r["status"]] = counts.get(r["status"], 0) + 1
