@@ -35,6 +35,17 @@ from ..faults.harness import (
 pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
 
 
+def _showing(p: subprocess.Popen[bytes], mark: str) -> None:
+    """Wait until ``p``'s environment shows ``mark``: Popen returns when the child's exec has begun,
+    and until the kernel has set up the new program, /proc/PID/environ reads empty (the reaper
+    would rightly not recognise it; about half of the runs of a test that reaps at once failed)."""
+    needle = f"{reap.MARK}={mark}".encode()
+    deadline = time.monotonic() + 10
+    while needle not in Path(f"/proc/{p.pid}/environ").read_bytes().split(b"\0"):
+        assert time.monotonic() < deadline, f"pid {p.pid} never showed {needle!r}"
+        time.sleep(0.01)
+
+
 def _wait_for_launch(results: Path, timeout_s: float = 60.0) -> RunDir:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -151,6 +162,7 @@ def test_a_marked_leader_in_a_shared_group_is_stopped_alone(tmp_path: Path) -> N
     mate = subprocess.Popen(sleep, process_group=shell.pid)
     leader = subprocess.Popen(sleep, process_group=shell.pid, env={**os.environ, reap.MARK: lid})
     try:
+        _showing(leader, lid)
         rec = {**reap.identity(leader.pid, lid), "pid": leader.pid}
         assert rec["pgid"] == shell.pid != leader.pid
         assert reap.reap([rec], grace_s=2) == [leader.pid]
@@ -207,6 +219,7 @@ def test_next_run_reaps_abandoned_run_dirs_only(tmp_path: Path) -> None:
     env = {**os.environ, reap.MARK: launch_id}
     orphan = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], env=env)
     try:
+        _showing(orphan, launch_id)
         rd = tmp_path / "exp-20261203-000000"
         rd.mkdir()
         launch = {"pid": 1, "start_ticks": 0, **reap.identity(orphan.pid, launch_id)}  # leader long gone
