@@ -70,15 +70,15 @@ Run = tuple[subprocess.CompletedProcess[str], list[dict[str, str]]]
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Run]]:
-    """The small suite run as scripts/test.sh's two stages, and once more as `pytest -n 2 -m timing`."""
+    """The small suite run as scripts/test.sh's two stages, and once more as `pytest -n 1 -m timing`."""
     suite = tmp_path_factory.mktemp("split")
     (suite / "conftest.py").write_text((REPO / "tests" / "conftest.py").read_text())
     (suite / "test_shared.py").write_text(SHARED)
     (suite / "test_alone.py").write_text(ALONE)
     stages = {
         "timing": ("-m", "timing", "-p", "no:xdist"),
-        "parallel": ("-m", "not timing", "-n", "3", "--dist", "loadgroup"),
-        "timing_on_workers": ("-m", "timing", "-n", "2"),
+        "parallel": ("-m", "not timing", "-n", "2", "--dist", "loadgroup"),
+        "timing_on_workers": ("-m", "timing", "-n", "1"),
     }
     return suite, {name: _pytest(suite, name, *args) for name, args in stages.items()}
 
@@ -99,7 +99,7 @@ def test_timing_tests_run_alone_and_never_on_workers(runs: tuple[Path, dict[str,
     assert serial.returncode == 0, serial.stdout[-2000:]
     assert sorted(x["name"] for x in ran) == ["engine", "timing"]  # an engine test is a timing test
     assert {x["worker"] for x in ran} == {"-"}
-    # on workers (someone runs `pytest -n 2` with everything): skipped, saying how they run
+    # on a worker (someone runs `pytest -n 4` with everything): skipped, saying how they run
     par, ran = runs[1]["timing_on_workers"]
     assert par.returncode == 0, par.stdout[-2000:]
     assert ran == []
