@@ -53,7 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except SpecsweepError as e:
-        sys.stderr.write(f"specsweep: error: {e}\n")
+        from specsweep.terminal import plain  # every known secret scrubbed, control characters escaped
+
+        sys.stderr.write(f"specsweep: error: {plain(e)}\n")
         return e.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("specsweep: interrupted\n")
