@@ -44,7 +44,9 @@ from specsweep.importers.identity import (
     workload,
     wrong_importer,
 )
+from specsweep.importers.plausible import check_row
 from specsweep.importers.reader import read_objects
+from specsweep.inputs import open_regular
 from specsweep.paths import safe_name
 from specsweep.store import MANIFEST, SUMMARY, RunDir, atomic_write_bytes, dumps
 
@@ -72,7 +74,7 @@ def check_options(opts: ImportOptions) -> None:
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
     except OSError as e:
@@ -253,6 +255,7 @@ def _build(
                         "JSON nested too deeply to read: not a benchmark result", file=where, line=line
                     ) from None
                 row = to_row(loc.obj, where, line)
+                check_row(row, where, line)  # values no run can produce (1e300 tok/s, p99 < median)
                 if d in seen:
                     if len(dups) < 3:
                         ffi, fline = divmod(seen[d], 1 << 40)
