@@ -1,7 +1,10 @@
 """Checks on experiment files that keep hostile or careless input out of a run (docs/reliability.md).
 
+- ``read_yaml_file``: a YAML file -> data: a regular file (never a FIFO or a device) of at most
+  ``MAX_FILE_BYTES``, then ``load_yaml``.
 - ``load_yaml``: YAML text -> data, refusing duplicate keys, nesting deeper than ``MAX_DEPTH``, and
-  alias bombs (a document whose aliases expand to more than ``MAX_NODES`` nodes).
+  alias bombs (a document whose aliases expand to more than ``MAX_NODES`` nodes or
+  ``MAX_EXPANDED_BYTES`` bytes of values: counted on the node graph, before anything is built).
 - Field types for the models in specsweep.config: finite floats, strict ints (``"1"`` or ``true`` is
   not a concurrency level), NUL-free strings for argv and env, env names without ``=``, HTTP URLs.
 - ``check_plan_size``: the grid's size, computed before anything is expanded, with an upper bound.
@@ -13,6 +16,7 @@ into a ConfigError).
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
@@ -21,10 +25,13 @@ from pydantic import AfterValidator, Field, StrictInt
 from yaml.composer import Composer
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from specsweep import inputs
 from specsweep.errors import ConfigError, one_of
 
 MAX_DEPTH = 64  # an experiment file needs about 6 levels
 MAX_NODES = 1_000_000  # YAML nodes after aliases are expanded
+MAX_FILE_BYTES = 1 << 20  # an experiment file is a few KB; parsing 1 MiB of YAML takes seconds
+MAX_EXPANDED_BYTES = 4 << 20  # bytes of values after aliases are expanded
 MAX_CONFIGS = 10_000  # server launches in one experiment
 MAX_RUNS = 1_000_000  # cells x repeats in one experiment
 MAX_CONCURRENCY = 1_000_000
@@ -72,11 +79,11 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def _expanded_size(root: Node) -> int:
-    """Nodes in the document once every alias is expanded (shared nodes counted at each use).
-    Linear in the composed graph: each node's size is computed once. A recursive alias
-    (``a: &a [*a]``) would expand forever: a YAMLError."""
-    memo: dict[int, int] = {}
+def _expanded_size(root: Node) -> tuple[int, int]:
+    """(nodes, bytes of scalar values) in the document once every alias is expanded (shared nodes
+    counted at each use), each capped just above its bound. Linear in the composed graph: each
+    node's size is computed once. A recursive alias (``a: &a [*a]``) would expand forever: a YAMLError."""
+    memo: dict[int, tuple[int, int]] = {}
     busy: set[int] = set()  # nodes whose children are being sized (an iterative DFS's path)
     stack: list[tuple[Node, bool]] = [(root, False)]
     while stack:
@@ -88,7 +95,11 @@ def _expanded_size(root: Node) -> int:
             kids = [n for pair in node.value for n in pair]
         if done:
             busy.discard(id(node))
-            memo[id(node)] = min(1 + sum(memo[id(k)] for k in kids), MAX_NODES + 1)
+            own = len(node.value) if isinstance(node, ScalarNode) else 0
+            memo[id(node)] = (
+                min(1 + sum(memo[id(k)][0] for k in kids), MAX_NODES + 1),
+                min(own + sum(memo[id(k)][1] for k in kids), MAX_EXPANDED_BYTES + 1),
+            )
             continue
         if id(node) in memo:
             continue
@@ -101,9 +112,24 @@ def _expanded_size(root: Node) -> int:
     return memo[id(root)]
 
 
+def read_yaml_file(path: str | Path, what: str) -> Any:
+    """A YAML file from outside (``what``: "experiment file", "traffic file", ...) -> data: a regular
+    file of at most MAX_FILE_BYTES (the rest is never read), UTF-8, then ``load_yaml``."""
+    p = Path(path)
+    try:
+        raw = inputs.read_bytes(p, MAX_FILE_BYTES)
+    except OSError as e:
+        raise ConfigError(f"cannot read {what}: {e.strerror or e}", file=str(p)) from e
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"not UTF-8 text (byte {e.start}): {e.reason}", file=str(p)) from e
+    return load_yaml(text, file=str(p))
+
+
 def load_yaml(text: str, *, file: str | None = None) -> Any:
     """One YAML document -> data; a ConfigError for bad YAML, duplicate keys, nesting too deep, or
-    aliases that expand past MAX_NODES nodes (a "billion laughs" file)."""
+    aliases that expand past MAX_NODES nodes or MAX_EXPANDED_BYTES bytes (a "billion laughs" file)."""
     try:
         loader = _StrictLoader(text)
     except yaml.YAMLError as e:  # e.g. a control character the reader refuses
@@ -112,11 +138,17 @@ def load_yaml(text: str, *, file: str | None = None) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
-        size = _expanded_size(node)
-        if size > MAX_NODES:
+        nodes, size = _expanded_size(node)
+        if nodes > MAX_NODES:
             raise ConfigError(
-                f"the YAML aliases (*name) expand to more than {MAX_NODES:,} values; "
-                "write the values out or use fewer aliases",
+                f"the YAML aliases (*name) expand to more than {MAX_NODES:,} values (bound on values "
+                "after expansion); write the values out or use fewer aliases",
+                file=file,
+            )
+        if size > MAX_EXPANDED_BYTES:
+            raise ConfigError(
+                f"the YAML aliases (*name) expand to more than {MAX_EXPANDED_BYTES:,} bytes of values "
+                "(bound on the expanded size); write the values out or use fewer aliases",
                 file=file,
             )
         return loader.construct_document(node)

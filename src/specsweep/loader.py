@@ -87,12 +87,7 @@ def plan_of(exp: Experiment, *, file: str | None = None) -> Plan:
 
 def load_experiment(path: str | Path) -> tuple[Experiment, Plan]:
     p = Path(path)
-    try:
-        data = checks.load_yaml(p.read_text(encoding="utf-8"), file=str(p))
-    except OSError as e:
-        raise ConfigError(f"cannot read experiment file: {e.strerror}", file=str(p)) from e
-    except UnicodeDecodeError as e:
-        raise ConfigError(f"not UTF-8 text (byte {e.start}): {e.reason}", file=str(p)) from e
+    data = checks.read_yaml_file(p, "experiment file")
     data = expand_env_vars(data, file=str(p))
     exp = parse_experiment(data, file=str(p), default_name=p.stem)
     return exp, plan_of(exp, file=str(p))

@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from specsweep.config_checks import read_yaml_file
 from specsweep.errors import ConfigError
 
 SHARE_TOLERANCE = 1e-3
@@ -128,13 +127,7 @@ def _hours(raw: Any, where: str, file: str, *, integer: bool) -> tuple[float, ..
 
 def load_traffic(path: str | Path) -> Traffic:
     p = Path(path)
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ConfigError(f"cannot read: {e.strerror or e}", file=str(p)) from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"not valid YAML: {e}", file=str(p)) from None
-    return parse_traffic(data, str(p))
+    return parse_traffic(read_yaml_file(p, "traffic file"), str(p))
 
 
 def parse_slo(text: str | None) -> dict[str, float]:
