@@ -20,6 +20,27 @@ from specsweep.plan.fleetsim import predict_option
 from specsweep.plan.traffic import Traffic
 
 RATE_ROUNDS = 4
+# Requests in flight a plan may size for: the fleet simulation's cost grows with them (10,000 took 90 s
+# on a busy 2-core box), and beyond MAX_INSTANCES x the highest measured level nothing is measured.
+MAX_IN_FLIGHT = 8192
+
+
+def in_flight_cap(levels: Sequence[int]) -> int:
+    """The most requests in flight a plan sizes for: MAX_INSTANCES instances at the highest measured
+    concurrency level, and at most MAX_IN_FLIGHT."""
+    return min(MAX_IN_FLIGHT, opts.MAX_INSTANCES * max(levels, default=1))
+
+
+def _too_much(traffic: Traffic, n_fl: float, cap: int, levels: Sequence[int]) -> ConfigError:
+    key = next(k for k in ("concurrency", "request_rate") if getattr(traffic, k) is not None)
+    stated = f"{key} {getattr(traffic, key):,g}" + (" at the peak hour" if traffic.by_hour else "")
+    return ConfigError(
+        f"{stated} means {n_fl:,.0f} requests in flight; a plan sizes for at most {cap:,} "
+        f"({opts.MAX_INSTANCES} instances at the highest measured concurrency {max(levels, default=1)}, at "
+        f"most {MAX_IN_FLIGHT:,}): plan a share of the traffic, or measure higher concurrency levels",
+        file=traffic.file,
+        path="load",
+    )
 
 
 @dataclass
@@ -58,16 +79,24 @@ def resolve_mix(ds: Dataset, traffic: Traffic) -> dict[str, float]:
     return out
 
 
-def _in_flight(cells: CellSource, cfg: str, mix: dict[str, float], n: int, traffic: Traffic) -> float:
-    """Requests in flight: the given concurrency, or (request rate) Little's law on one config's fleet."""
+def _in_flight(
+    cells: CellSource, cfg: str, mix: dict[str, float], n: int, traffic: Traffic, levels: Sequence[int]
+) -> float:
+    """Requests in flight: the given concurrency, or (request rate) Little's law on one config's fleet;
+    a ConfigError past ``in_flight_cap`` (before anything is evaluated at such a load)."""
+    cap = in_flight_cap(levels)
     if traffic.concurrency is not None:
+        if traffic.concurrency > cap:
+            raise _too_much(traffic, traffic.concurrency, cap, levels)
         return float(traffic.concurrency)
     rate = float(traffic.request_rate or 0.0)
-    n_fl = max(1.0, rate)
+    n_fl = min(max(1.0, rate), cap)
     for _ in range(RATE_ROUNDS):
         r = evaluate(cells, [Pool("all", cfg, tuple(mix), n)], mix, n_fl)
         lat = {s: f.mean_e2e_ms for p in r.pools for s, f in p.per_scenario.items()}
         n_fl = max(1.0, rate * sum(mix[s] * lat.get(s, 0.0) for s in mix) / 1000)
+        if n_fl > cap:
+            raise _too_much(traffic, n_fl, cap, levels)
     return n_fl
 
 
@@ -79,6 +108,10 @@ def make_plan(
     slo: dict[str, float] | None = None,
 ) -> Plan:
     slo = slo or {}
+    gpi = traffic.gpus_per_instance
+    if gpus is not None and gpus // gpi > opts.MAX_INSTANCES:
+        raise UsageError(f"--gpus {gpus:,}: a plan has at most {opts.MAX_INSTANCES} instances of gpus_per_instance="
+                         f"{gpi} GPU(s), {opts.MAX_INSTANCES * gpi:,} GPUs; give at most that many")  # fmt: skip
     ds = load(results, with_records=False)
     mix = resolve_mix(ds, traffic)
     cells = CellSource(ds, traffic.profiles)
@@ -87,14 +120,13 @@ def make_plan(
         raise UsageError("no config has figures for every scenario of the mix (measured, or a simulator "
                          "profile via 'profiles:' in the traffic file)")  # fmt: skip
     levels = sorted({c for (_l, s, c) in ds.cells if s in mix})
-    gpi = traffic.gpus_per_instance
     if gpus is not None:
         if gpus < gpi:
             raise UsageError(f"--gpus {gpus}; expected at least gpus_per_instance={gpi}")
         n = gpus // gpi
     else:
         n = 1
-    load_n = _in_flight(cells, configs[0], mix, n, traffic)
+    load_n = _in_flight(cells, configs[0], mix, n, traffic, levels)
     if gpus is None:
         fallback = max(1, math.ceil(load_n / max(levels)))
         if slo:
@@ -102,7 +134,7 @@ def make_plan(
             n = found or fallback
         else:
             n = fallback
-        load_n = _in_flight(cells, configs[0], mix, n, traffic)
+        load_n = _in_flight(cells, configs[0], mix, n, traffic, levels)
     single = opts.single_option(cells, configs, mix, n, load_n, slo)
     options: list[opts.Option] = [single] if single else []
     options += opts.split_options(cells, configs, mix, n, load_n, slo)
@@ -132,11 +164,11 @@ def make_plan(
     rec, reason = _recommend(options, assessments, slo)
     plan = Plan(traffic, mix, load_n, slo, options, assessments, rec, reason, cells)
     if traffic.by_hour is not None:
-        plan.day = day_profile(plan, configs[0])
+        plan.day = day_profile(plan, configs[0], levels)
     return plan
 
 
-def day_profile(plan: Plan, cfg0: str) -> dict[str, Any]:
+def day_profile(plan: Plan, cfg0: str, levels: Sequence[int]) -> dict[str, Any]:
     """The daily profile: requests in flight per hour, and per option the GPU-hours of the fleet sized
     for the peak hour kept all day (``gpu_hours_fixed``) vs scaled per hour (``gpu_hours_scaled``: the
     fewest instances of the option's pools meeting the SLO at that hour's load by the cell model, or
@@ -151,7 +183,7 @@ def day_profile(plan: Plan, cfg0: str) -> dict[str, Any]:
             loads[v] = v
         else:
             n0 = next(o.instances for o in plan.options)
-            loads[v] = _in_flight(cells, cfg0, mix, n0, replace(tr, request_rate=v, by_hour=None))
+            loads[v] = _in_flight(cells, cfg0, mix, n0, replace(tr, request_rate=v, by_hour=None), levels)
     in_flight = [loads[v] for v in tr.by_hour]
     peak = max(in_flight)
     out: dict[str, Any] = {"peak_hour": tr.peak_hour, "in_flight_by_hour": [round(x, 1) for x in in_flight],

@@ -84,7 +84,9 @@ def to_markdown(view: dict[str, Any]) -> str:
             else:
                 lines.append(f"- {v['scenario']}: {v['config']} vs {v['vs']} at {v['in_flight']}: {v['verdict']} "
                              f"{_pct(v['effect'])} [{_pct(v['ci'][0])}, {_pct(v['ci'][1])}] ({v['basis']})")  # fmt: skip
-        if o.get("replayed"):
+        if o.get("replayed", {}).get("skipped"):
+            lines.append(f"- not replayed on the simulator: {o['replayed']['skipped']}")
+        elif o.get("replayed"):
             r = o["replayed"]
             lines.append(f"- replayed on the simulator: {r['total_throughput']:,.0f} tok/s, p99 TTFT "
                          f"{r['p99_ttft_ms']:,.0f} ms, p99 TPOT {r['p99_tpot_ms']:.1f} ms "
