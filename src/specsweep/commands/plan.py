@@ -31,9 +31,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from specsweep.paths import output_file, write_failed
     from specsweep.plan.planner import make_plan, to_json
     from specsweep.plan.render import to_html, to_markdown
     from specsweep.plan.traffic import load_traffic, parse_slo
+    from specsweep.store import atomic_write_bytes
 
     if args.gpus is not None and args.gpus < 1:
         raise UsageError(f"--gpus {args.gpus}; expected a positive integer")
@@ -41,6 +43,8 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"--replay-requests {args.replay_requests}; expected a positive integer")
     if not args.time_scale > 0:
         raise UsageError(f"--time-scale {args.time_scale}; expected a positive number")
+    if args.output:  # before the planning (minutes with --validate): a bad path is one line, at once
+        output_file(args.output, "-o")
     plan = make_plan(args.results, load_traffic(args.traffic), gpus=args.gpus, slo=parse_slo(args.slo))
     view = to_json(plan)
     if args.validate:
@@ -60,7 +64,10 @@ def _run(args: argparse.Namespace) -> int:
     else:
         text = to_markdown(view)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        try:
+            atomic_write_bytes(Path(args.output), text.encode("utf-8"))
+        except OSError as e:
+            raise write_failed(e, args.output, "the plan") from e
         sys.stderr.write(f"plan written to {args.output}\n")
     else:
         sys.stdout.write(text)
