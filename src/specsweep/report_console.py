@@ -9,13 +9,10 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from specsweep.terminal import plain
+from specsweep.terminal import cell
 from specsweep.workload.lengths import result_length_rule_text
 
-
-def _t(v: Any) -> Text:
-    """External text as it is (never read as markup), secrets scrubbed, control characters escaped."""
-    return Text(plain(v).replace("\n", "\\n"))
+_t = cell  # external text as it is (never read as markup), secrets scrubbed, control characters escaped
 
 
 def _f(v: Any, nd: int = 2) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from rich.text import Text
+
 from specsweep import redact
 
 
@@ -17,6 +19,11 @@ def plain(v: Any) -> str:
     """``v`` as terminal-safe text: secrets scrubbed, control characters escaped (newlines kept)."""
     text = redact.scrub_text(str(v))
     return "".join(c if c.isprintable() or c == "\n" else repr(c)[1:-1] for c in text)
+
+
+def cell(v: Any) -> Text:
+    """``v`` for one cell of a rich table: ``plain``, a newline shown as ``\\n``, never read as markup."""
+    return Text(plain(v).replace("\n", "\\n"))
 
 
 class ScrubFilter(logging.Filter):

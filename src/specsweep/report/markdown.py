@@ -8,6 +8,7 @@ from specsweep.report import i18n
 from specsweep.report.display import value_text, winner_text
 from specsweep.report.domains_render import domains_markdown
 from specsweep.report.i18n import fmt_num, fmt_pct, label, text
+from specsweep.report.md_escape import escaped_view
 from specsweep.report.verdict_notes import picked_configs, rests_on
 from specsweep.report.view import EngineFlags, Msg, ReportView, band_range
 
@@ -170,6 +171,7 @@ def recommendation_table(view: ReportView, lang: str) -> list[str]:
 
 def render_markdown(view: ReportView, lang: str = "en") -> str:
     i18n.check_lang(lang)
+    view = escaped_view(view)  # no string from outside becomes a line break, a link or a control code
     L = lambda k, **a: label(k, lang, **a)  # noqa: E731
     out: list[str] = [f"# {text(view.title, lang)}", ""]
     out += provenance(view, lang)

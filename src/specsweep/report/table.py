@@ -11,6 +11,7 @@ from specsweep.report.display import value_text
 from specsweep.report.i18n import label
 from specsweep.report.markdown import winner_table
 from specsweep.report.view import ReportView
+from specsweep.terminal import cell as text_cell
 
 __all__ = ["print_table", "table_text", "winner_table"]
 
@@ -27,10 +28,10 @@ def build_table(view: ReportView, lang: str) -> Table:
             cell = view.cell(s, c, cfg.label)
             if cell is None:
                 continue
-            tbl.add_row(
-                s,
+            tbl.add_row(  # labels and scenario names come from outside: text, never markup or ESC
+                text_cell(s),
                 str(c),
-                view.config_name(cell),
+                text_cell(view.config_name(cell)),
                 *(value_text(view, cell, k, lang) for k in view.core_columns),
             )
     return tbl
