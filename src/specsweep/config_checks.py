@@ -4,7 +4,7 @@
   ``MAX_FILE_BYTES``, then ``load_yaml``.
 - ``load_yaml``: YAML text -> data, refusing duplicate keys, nesting deeper than ``MAX_DEPTH``, and
   alias bombs (a document whose aliases expand to more than ``MAX_NODES`` nodes or
-  ``MAX_EXPANDED_BYTES`` bytes of values: counted on the node graph, before anything is built).
+  ``MAX_EXPANDED_BYTES`` bytes of values: counted while it is composed, so it stops there).
 - Field types for the models in specsweep.config: finite floats, strict ints (``"1"`` or ``true`` is
   not a concurrency level), NUL-free strings for argv and env, env names without ``=``, HTTP URLs.
 - ``check_plan_size``: the grid's size, computed before anything is expanded, with an upper bound.
@@ -23,7 +23,8 @@ from urllib.parse import urlsplit
 import yaml
 from pydantic import AfterValidator, Field, StrictInt
 from yaml.composer import Composer
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.events import AliasEvent
+from yaml.nodes import MappingNode, Node, ScalarNode
 
 from specsweep import inputs
 from specsweep.errors import ConfigError, one_of
@@ -39,12 +40,23 @@ MAX_REPEATS = 10_000
 
 
 # ---- YAML ---------------------------------------------------------------------------------------
+class _Bound(yaml.YAMLError):
+    """A bound on the expanded document was passed (composition stops at once)."""
+
+
 class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that counts nesting depth and refuses duplicate keys."""
+    """SafeLoader that counts nesting depth, refuses duplicate keys, and keeps a running count of the
+    document as it would be once its aliases are expanded: values (nodes) and bytes of scalar values.
+    An alias adds the whole size of the node it names; each node's size is known once it is composed
+    (an alias to a node still being composed is a recursive alias). So an alias bomb is refused as
+    soon as it passes ``MAX_NODES`` or ``MAX_EXPANDED_BYTES``, before the rest of the file is read."""
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self._depth = 0
+        self._nodes = 0
+        self._bytes = 0
+        self._sizes: dict[int, tuple[int, int]] = {}  # id(anchored node) -> (nodes, bytes), once composed
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         self._depth += 1
@@ -55,9 +67,37 @@ class _StrictLoader(yaml.SafeLoader):
                 "an experiment file needs about 6"
             )
         try:
-            return Composer.compose_node(self, parent, index)
+            if self.check_event(AliasEvent):
+                mark = self.peek_event().start_mark
+                node = Composer.compose_node(self, parent, index)
+                size = self._sizes.get(id(node))
+                if size is None:
+                    raise yaml.YAMLError(f"a recursive alias (line {mark.line + 1}): it would expand forever")
+                self._count(*size)
+                return node
+            anchored = getattr(self.peek_event(), "anchor", None) is not None
+            start = (self._nodes, self._bytes)
+            node = Composer.compose_node(self, parent, index)
+            self._count(1, len(node.value) if isinstance(node, ScalarNode) else 0)
+            if anchored:  # only a node with an anchor can be named by an alias
+                self._sizes[id(node)] = (self._nodes - start[0], self._bytes - start[1])
+            return node
         finally:
             self._depth -= 1
+
+    def _count(self, nodes: int, size: int) -> None:
+        self._nodes += nodes
+        self._bytes += size
+        if self._nodes > MAX_NODES:
+            raise _Bound(
+                f"the YAML aliases (*name) expand to more than {MAX_NODES:,} values (bound on values "
+                "after expansion); write the values out or use fewer aliases"
+            )
+        if self._bytes > MAX_EXPANDED_BYTES:
+            raise _Bound(
+                f"the YAML aliases (*name) expand to more than {MAX_EXPANDED_BYTES:,} bytes of values "
+                "(bound on the expanded size); write the values out or use fewer aliases"
+            )
 
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
@@ -77,39 +117,6 @@ class _StrictLoader(yaml.SafeLoader):
                     "each key may appear once in a mapping"
                 )
         return super().construct_mapping(node, deep=deep)
-
-
-def _expanded_size(root: Node) -> tuple[int, int]:
-    """(nodes, bytes of scalar values) in the document once every alias is expanded (shared nodes
-    counted at each use), each capped just above its bound. Linear in the composed graph: each
-    node's size is computed once. A recursive alias (``a: &a [*a]``) would expand forever: a YAMLError."""
-    memo: dict[int, tuple[int, int]] = {}
-    busy: set[int] = set()  # nodes whose children are being sized (an iterative DFS's path)
-    stack: list[tuple[Node, bool]] = [(root, False)]
-    while stack:
-        node, done = stack.pop()
-        kids: list[Node] = []
-        if isinstance(node, SequenceNode):
-            kids = list(node.value)
-        elif isinstance(node, MappingNode):
-            kids = [n for pair in node.value for n in pair]
-        if done:
-            busy.discard(id(node))
-            own = len(node.value) if isinstance(node, ScalarNode) else 0
-            memo[id(node)] = (
-                min(1 + sum(memo[id(k)][0] for k in kids), MAX_NODES + 1),
-                min(own + sum(memo[id(k)][1] for k in kids), MAX_EXPANDED_BYTES + 1),
-            )
-            continue
-        if id(node) in memo:
-            continue
-        if id(node) in busy:
-            mark = node.start_mark
-            raise yaml.YAMLError(f"a recursive alias (line {mark.line + 1}): it would expand forever")
-        busy.add(id(node))
-        stack.append((node, True))
-        stack.extend((k, False) for k in kids if id(k) not in memo)
-    return memo[id(root)]
 
 
 def read_yaml_file(path: str | Path, what: str) -> Any:
@@ -138,20 +145,9 @@ def load_yaml(text: str, *, file: str | None = None) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
-        nodes, size = _expanded_size(node)
-        if nodes > MAX_NODES:
-            raise ConfigError(
-                f"the YAML aliases (*name) expand to more than {MAX_NODES:,} values (bound on values "
-                "after expansion); write the values out or use fewer aliases",
-                file=file,
-            )
-        if size > MAX_EXPANDED_BYTES:
-            raise ConfigError(
-                f"the YAML aliases (*name) expand to more than {MAX_EXPANDED_BYTES:,} bytes of values "
-                "(bound on the expanded size); write the values out or use fewer aliases",
-                file=file,
-            )
         return loader.construct_document(node)
+    except _Bound as e:
+        raise ConfigError(str(e), file=file) from e
     except yaml.YAMLError as e:
         raise ConfigError(f"not valid YAML: {e}", file=file) from e
     except RecursionError as e:  # belt and braces: MAX_DEPTH should stop it first
