@@ -139,6 +139,8 @@ def issue_27(tmp: Path) -> None:
         lambda: load_experiment(aliases),
     )
     ref = _reference(tmp)
+    import specsweep.plan.planner  # noqa: F401 - imported before the clock starts
+
     for name, load in [("concurrency: 1e308", "{concurrency: 1.0e+308}"),
                        ("concurrency: 100,000", "{concurrency: 100000}"),
                        ("concurrency_by_hour peak 100,000", "{concurrency_by_hour: {0: 10, 12: 100000}}"),

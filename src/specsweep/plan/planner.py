@@ -31,13 +31,22 @@ def in_flight_cap(levels: Sequence[int]) -> int:
     return min(MAX_IN_FLIGHT, opts.MAX_INSTANCES * max(levels, default=1))
 
 
-def _too_much(traffic: Traffic, n_fl: float, cap: int, levels: Sequence[int]) -> ConfigError:
+def _too_much(traffic: Traffic, n_fl: float, cap: int, levels: Sequence[int] | None) -> ConfigError:
+    """The error for a load past the cap (``levels``: the measured levels; None: not read yet)."""
     key = next(k for k in ("concurrency", "request_rate") if getattr(traffic, k) is not None)
     stated = f"{key} {getattr(traffic, key):,g}" + (" at the peak hour" if traffic.by_hour else "")
+    why = ""
+    if levels is not None and cap < MAX_IN_FLIGHT:
+        why = (
+            f": {opts.MAX_INSTANCES} instances at the highest measured concurrency, {max(levels, default=1)}"
+        )
+    if key == "request_rate":
+        stated += f" means at least {n_fl:,.0f} requests in flight (Little's law at the lowest latency), and"
+    else:
+        stated += ":"
     return ConfigError(
-        f"{stated} means {n_fl:,.0f} requests in flight; a plan sizes for at most {cap:,} "
-        f"({opts.MAX_INSTANCES} instances at the highest measured concurrency {max(levels, default=1)}, at "
-        f"most {MAX_IN_FLIGHT:,}): plan a share of the traffic, or measure higher concurrency levels",
+        f"{stated} a plan sizes for at most {cap:,} requests in flight{why}; plan a share of the traffic, "
+        "or measure higher concurrency levels",
         file=traffic.file,
         path="load",
     )
@@ -90,6 +99,11 @@ def _in_flight(
             raise _too_much(traffic, traffic.concurrency, cap, levels)
         return float(traffic.concurrency)
     rate = float(traffic.request_rate or 0.0)
+    at_c1 = [cells.get(cfg, s, 1) for s in mix]
+    if all(f is not None for f in at_c1):  # Little's law at the lowest latency (one request at a time)
+        least = rate * sum(mix[s] * f.mean_e2e_ms for s, f in zip(mix, at_c1, strict=True) if f) / 1000
+        if least > cap:
+            raise _too_much(traffic, least, cap, levels)
     n_fl = min(max(1.0, rate), cap)
     for _ in range(RATE_ROUNDS):
         r = evaluate(cells, [Pool("all", cfg, tuple(mix), n)], mix, n_fl)
@@ -109,6 +123,8 @@ def make_plan(
 ) -> Plan:
     slo = slo or {}
     gpi = traffic.gpus_per_instance
+    if traffic.concurrency is not None and traffic.concurrency > MAX_IN_FLIGHT:  # before the results are read
+        raise _too_much(traffic, traffic.concurrency, MAX_IN_FLIGHT, None)
     if gpus is not None and gpus // gpi > opts.MAX_INSTANCES:
         raise UsageError(f"--gpus {gpus:,}: a plan has at most {opts.MAX_INSTANCES} instances of gpus_per_instance="
                          f"{gpi} GPU(s), {opts.MAX_INSTANCES * gpi:,} GPUs; give at most that many")  # fmt: skip
