@@ -133,10 +133,13 @@ def issue_27(tmp: Path) -> None:
     measure(f"YAML: a {big.stat().st_size / 1e6:.0f} MB plain file (item 11)", lambda: load_experiment(big))
     biggest = tmp / "biggest.yaml"  # what the byte bound lets through: 1 MiB of flow-style servers
     line = "  - {name: s%d, kind: sim, profile: toy, args: [--note, " + "x" * 40 + "]}\n"
-    head = EXPERIMENT.replace("servers: [{name: s, kind: sim, profile: toy}]", "servers:")
-    n = (2**20 - len(head)) // (len(line) + 1)
-    biggest.write_text(head + "".join(line % i for i in range(n)))
-    measure(f"YAML: {biggest.stat().st_size:,} bytes, {n:,} servers (item 11, accepted size)",
+    parts = [EXPERIMENT.replace("servers: [{name: s, kind: sim, profile: toy}]", "servers:")]
+    size = len(parts[0])
+    while size + len(line % len(parts)) <= 2**20:
+        parts.append(line % len(parts))
+        size += len(parts[-1])
+    biggest.write_text("".join(parts))
+    measure(f"YAML: {biggest.stat().st_size:,} bytes, {len(parts) - 1:,} servers (item 11, accepted size)",
             lambda: load_experiment(biggest))  # fmt: skip
     aliases = tmp / "aliases.yaml"  # 1 MB: a 10 kB string, and 250,000 aliases of it in a server's args
     aliases.write_text(f"description: &d {'a' * 10_000}\n" + EXPERIMENT.replace(
