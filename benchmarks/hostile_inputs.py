@@ -133,7 +133,7 @@ def issue_27(tmp: Path) -> None:
     measure(f"YAML: a {big.stat().st_size / 1e6:.0f} MB plain file (item 11)", lambda: load_experiment(big))
     biggest = tmp / "biggest.yaml"  # what the byte bound lets through: 1 MiB of flow-style servers
     line = "  - {name: s%d, kind: sim, profile: toy, args: [--note, " + "x" * 40 + "]}\n"
-    parts = [EXPERIMENT.replace("servers: [{name: s, kind: sim, profile: toy}]", "servers:")]
+    parts = ["name: e\nworkloads: [{scenarios: [chat_short], concurrency: [1]}]\nservers:\n"]
     size = len(parts[0])
     while size + len(line % len(parts)) <= 2**20:
         parts.append(line % len(parts))
