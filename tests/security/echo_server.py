@@ -13,11 +13,12 @@ body (or its end), so that ``secret`` starts ``len(secret) // 2`` characters bef
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import orjson
+
+from .hostile_counts_server import start
 
 
 def serve(mode: str, secret: str, cut: int) -> tuple[str, Callable[[], None]]:
@@ -43,12 +44,4 @@ def serve(mode: str, secret: str, cut: int) -> tuple[str, Callable[[], None]]:
             event = echo.encode() if mode == "chunk" else orjson.dumps({"error": {"message": echo}})
             self.wfile.write(b"data: " + event + b"\n\n")
 
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    srv.daemon_threads = True
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-
-    def stop() -> None:
-        srv.shutdown()
-        srv.server_close()
-
-    return f"http://127.0.0.1:{srv.server_address[1]}", stop
+    return start(Handler)

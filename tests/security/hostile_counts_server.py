@@ -35,7 +35,12 @@ def serve(completion_tokens: Any = 2, event_bytes: int = 0) -> tuple[str, Callab
                 self.wfile.write(b"data: " + orjson.dumps({"choices": [choice], "usage": usage}) + b"\n\n")
             self.wfile.write(b"data: [DONE]\n\n")
 
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    return start(Handler)
+
+
+def start(handler: type[BaseHTTPRequestHandler]) -> tuple[str, Callable[[], None]]:
+    """Serve ``handler`` on a free 127.0.0.1 port in a daemon thread: (base_url, stop)."""
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     srv.daemon_threads = True
     threading.Thread(target=srv.serve_forever, daemon=True).start()
 
