@@ -21,9 +21,14 @@ def plain(v: Any) -> str:
     return "".join(c if c.isprintable() or c == "\n" else repr(c)[1:-1] for c in text)
 
 
+def one_line(v: Any) -> str:
+    """``plain``, with a newline shown as ``\\n`` too: for a table cell or one line of a list."""
+    return plain(v).replace("\n", "\\n")
+
+
 def cell(v: Any) -> Text:
-    """``v`` for one cell of a rich table: ``plain``, a newline shown as ``\\n``, never read as markup."""
-    return Text(plain(v).replace("\n", "\\n"))
+    """``v`` for one cell of a rich table: ``one_line``, never read as markup."""
+    return Text(one_line(v))
 
 
 class ScrubFilter(logging.Filter):

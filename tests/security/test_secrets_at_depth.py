@@ -86,8 +86,8 @@ def test_bench_never_prints_a_url_query_secret(capsys: pytest.CaptureFixture[str
     finally:
         stop()
     out = capsys.readouterr()
-    assert code != 0 and "api_key=***" in out.err, out.err
-    assert fragments(out.out + out.err) == []
+    assert code != 0, out.err  # refused, or no request completed: either way nothing of the secret shown
+    assert fragments(out.out + out.err) == [], out.err
 
 
 # ---- item 7: what a dry run, preflight and a config error print ----------------------------------
