@@ -1,13 +1,15 @@
 """Checks on experiment files that keep hostile or careless input out of a run (docs/reliability.md).
 
-- ``read_yaml_file``: a YAML file -> data: a regular file (never a FIFO or a device) of at most
-  ``MAX_FILE_BYTES``, then ``load_yaml``.
 - ``load_yaml``: YAML text -> data, refusing duplicate keys, nesting deeper than ``MAX_DEPTH``, and
-  alias bombs (a document whose aliases expand to more than ``MAX_NODES`` nodes or
-  ``MAX_EXPANDED_BYTES`` bytes of values: counted while it is composed, so it stops there).
+  alias bombs (a document whose aliases expand to more than ``MAX_NODES`` nodes).
 - Field types for the models in specsweep.config: finite floats, strict ints (``"1"`` or ``true`` is
   not a concurrency level), NUL-free strings for argv and env, env names without ``=``, HTTP URLs.
 - ``check_plan_size``: the grid's size, computed before anything is expanded, with an upper bound.
+
+Files are read by ``read_yaml_file``: a regular file (never a FIFO or a device) of at most
+``MAX_FILE_BYTES``; and ``load_yaml`` also bounds the bytes of values the aliases expand to
+(``MAX_EXPANDED_BYTES``), counting both bounds while the document is composed, so a bomb stops at
+the alias that passes one.
 
 Each error names the key path, the bad value and what is accepted (the loader turns pydantic errors
 into a ConfigError).
@@ -16,7 +18,6 @@ into a ConfigError).
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
@@ -119,19 +120,18 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def read_yaml_file(path: str | Path, what: str) -> Any:
+def read_yaml_file(path: inputs.Source, what: str) -> Any:
     """A YAML file from outside (``what``: "experiment file", "traffic file", ...) -> data: a regular
     file of at most MAX_FILE_BYTES (the rest is never read), UTF-8, then ``load_yaml``."""
-    p = Path(path)
     try:
-        raw = inputs.read_bytes(p, MAX_FILE_BYTES)
+        raw = inputs.read_bytes(path, MAX_FILE_BYTES)
     except OSError as e:
-        raise ConfigError(f"cannot read {what}: {e.strerror or e}", file=str(p)) from e
+        raise ConfigError(f"cannot read {what}: {e.strerror or e}", file=str(path)) from e
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ConfigError(f"not UTF-8 text (byte {e.start}): {e.reason}", file=str(p)) from e
-    return load_yaml(text, file=str(p))
+        raise ConfigError(f"not UTF-8 text (byte {e.start}): {e.reason}", file=str(path)) from e
+    return load_yaml(text, file=str(path))
 
 
 def load_yaml(text: str, *, file: str | None = None) -> Any:

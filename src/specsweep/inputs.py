@@ -16,11 +16,13 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
+Source = str | Path  # a file to read, as commands take it
+
 _KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
           stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a folder"}  # fmt: skip
 
 
-def open_regular(path: str | Path) -> BinaryIO:
+def open_regular(path: Source) -> BinaryIO:
     """``path`` opened for binary reading; an OSError unless it is a regular file (after symlinks)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO's open returns at once
     try:
@@ -35,7 +37,7 @@ def open_regular(path: str | Path) -> BinaryIO:
         raise
 
 
-def read_bytes(path: str | Path, limit: int | None = None) -> bytes:
+def read_bytes(path: Source, limit: int | None = None) -> bytes:
     """The bytes of a regular file; with ``limit``, an OSError (EFBIG) for a file larger than that,
     after reading at most ``limit + 1`` bytes."""
     with open_regular(path) as f:

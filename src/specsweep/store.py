@@ -159,18 +159,7 @@ class RunDir:
         The line goes out in one ``write`` on an ``O_APPEND`` descriptor and is fsynced before this
         returns. A crash can at worst tear that last line; the next append (and ``repair_summary``)
         cuts such a fragment off first, so a torn line never swallows the line after it."""
-        p = self.path / SUMMARY
-        line = dumps(redact.scrub_obj(row)) + b"\n"
-        fd = _open_append(p, create=True)
-        try:
-            created = os.fstat(fd).st_size == 0
-            _repair_tail(fd, p)
-            _write_all(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if created:
-            _fsync_dir(self.path)
+        append_line(self.path / SUMMARY, dumps(redact.scrub_obj(row)) + b"\n")
 
     def repair_summary(self) -> None:
         """Cut off a torn last line (a crash mid-append); every complete line stays."""
@@ -262,6 +251,21 @@ def find_run_dirs(paths: Iterable[str | Path]) -> list[RunDir]:
             raise DataError(f"no run directories (folders with {MANIFEST}) below it", file=str(p))
         out.extend(RunDir(f) for f in found)
     return out
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Append ``line`` durably: one ``write`` on an ``O_APPEND`` descriptor, fsynced (the folder too
+    when the file is new); a torn last line (a crash mid-append) is cut off first."""
+    fd = _open_append(path, create=True)
+    try:
+        created = os.fstat(fd).st_size == 0
+        _repair_tail(fd, path)
+        _write_all(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if created:
+        _fsync_dir(path.parent)
 
 
 def _open_append(p: Path, *, create: bool) -> int:
