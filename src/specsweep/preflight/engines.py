@@ -4,7 +4,6 @@ configs, CUDA-graph capture sizes, SGLang's DeepGEMM JIT cache, prefix caching."
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 
 from specsweep.analysis.recommend import CUDA_GRAPH_CAP, spec_tokens
 from specsweep.config import Plan, ServerConfig
+from specsweep.fingerprint import config_json_sha256
 from specsweep.preflight.host import Host
 from specsweep.preflight.model import Check
 from specsweep.servers.argv import build_argv, build_env, engine_of, flag, version_argv
@@ -100,11 +100,8 @@ def check_sim_profiles(plan: Plan, host: Host | None = None) -> list[Check]:
 
 def _model_fingerprint(model: str) -> str:
     """A local model dir's config.json hash (same weights dir under two names still match); else the name."""
-    p = Path(model) / "config.json"
-    try:
-        return "config.json sha256 " + hashlib.sha256(p.read_bytes()).hexdigest()[:16]
-    except OSError:
-        return model
+    h = config_json_sha256(model)
+    return f"config.json sha256 {h[:16]}" if h else model
 
 
 def check_models(plan: Plan, host: Host) -> list[Check]:
