@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import io
+import itertools
 import json
 import re
 from pathlib import Path
@@ -136,7 +137,7 @@ def _md_headers(md: str) -> list[list[str]]:
     lines = md.splitlines()
     return [
         [c.strip() for c in line.strip().strip("|").split("|")]
-        for line, nxt in zip(lines, lines[1:], strict=False)
+        for line, nxt in itertools.pairwise(lines)
         if line.startswith("|") and re.match(r"^\|[-:| ]+\|$", nxt.strip())
     ]
 
