@@ -59,7 +59,12 @@ def identity(path: str | Path) -> dict[str, Any] | None:
             return out
         if p.is_dir():
             files = sum(len(fs) for _r, _d, fs in os.walk(p))
-            return {"kind": "dir", "name": p.name, "files": files, "config_json_sha256": config_json_sha256(p)}
+            return {
+                "kind": "dir",
+                "name": p.name,
+                "files": files,
+                "config_json_sha256": config_json_sha256(p),
+            }
     except OSError:
         return None
     return None

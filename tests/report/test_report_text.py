@@ -144,7 +144,10 @@ def _md_headers(md: str) -> list[list[str]]:
 
 def _html_headers(page: str) -> list[list[str]]:
     return [
-        [html.unescape(re.sub(r"<[^>]+>", "", th)).strip() for th in re.findall(r"<th\b[^>]*>(.*?)</th>", t, re.S)]
+        [
+            html.unescape(re.sub(r"<[^>]+>", "", th)).strip()
+            for th in re.findall(r"<th\b[^>]*>(.*?)</th>", t, re.S)
+        ]
         for t in re.findall(r"<table\b.*?</table>", page, re.S)
     ]
 

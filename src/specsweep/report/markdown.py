@@ -326,7 +326,9 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
             ]
             for s in view.schedule
         ]
-        out += _table([L("col.scenario_name"), L("col.concurrency_range"), L("col.recommended")], rows, left=3)
+        out += _table(
+            [L("col.scenario_name"), L("col.concurrency_range"), L("col.recommended")], rows, left=3
+        )
         out.append("")
     flags: dict[str, EngineFlags] = {}
     for rec in view.recommendations:
