@@ -86,6 +86,7 @@ def used_files(written: dict[str, Any], resolved: dict[str, Any]) -> list[dict[s
     """The files a config names (``written``: as the manifest keeps it, ``${VAR}`` unresolved;
     ``resolved``: with the values), each identified as the module docstring says."""
     out = []
+    seen: dict[str, dict[str, Any] | None] = {}  # each file read once, however many configs name it
     for where, key, as_written, value in _pairs(written, resolved, ""):
         refs = _REF.findall(as_written)
         if refs:
@@ -93,6 +94,8 @@ def used_files(written: dict[str, Any], resolved: dict[str, Any]) -> list[dict[s
                 continue
         elif key not in FILE_KEYS or as_written != value:
             continue
-        if (ident := identity(value)) is not None:
+        if value not in seen:
+            seen[value] = identity(value)
+        if (ident := seen[value]) is not None:
             out.append({"where": where, "ref": as_written, **ident})
     return out
