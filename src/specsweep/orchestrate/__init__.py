@@ -31,6 +31,7 @@ from specsweep.orchestrate.job import (
 from specsweep.orchestrate.manifest import create_run_dir, environment, load_run_plan, plan_rows
 from specsweep.orchestrate.run import (
     EXECUTORS,
+    ReportsFailed,
     ReportsInterrupted,
     RunOutcome,
     execute,
@@ -46,6 +47,7 @@ __all__ = [
     "CellSink",
     "ConfigJob",
     "Observer",
+    "ReportsFailed",
     "ReportsInterrupted",
     "RunDirSink",
     "RunOutcome",
