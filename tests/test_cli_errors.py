@@ -29,7 +29,8 @@ def test_argument_errors_name_the_command_once(
 
 
 def test_file_dataset_without_a_path_says_where_to_get_it(capsys: pytest.CaptureFixture[str]) -> None:
-    rc = main(["bench", "--base-url", "http://127.0.0.1:9", "--dataset-name", "spec-bench"])
+    with pytest.warns(UserWarning, match="no --tokenizer given"):
+        rc = main(["bench", "--base-url", "http://127.0.0.1:9", "--dataset-name", "spec-bench"])
     err = capsys.readouterr().err
     assert rc == 2
     assert "needs --dataset-path" in err and "question.jsonl of https://github.com/hemingkx/Spec-Bench" in err

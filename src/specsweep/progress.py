@@ -235,28 +235,35 @@ def _cell(r: dict[str, Any], key: str, nd: int | None) -> str:
     return _fmt(v, nd) if nd is not None else ("-" if v is None else str(v))
 
 
+def eta_progress(console: Any = None, bar_width: int = 40) -> tuple[Any, Any]:
+    """(console, rich Progress) of a bar with done / total, the elapsed time and the ETA from the
+    steps' rate; transient: gone once stopped. The console: stderr unless given."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    console = console or Console(stderr=True)
+    progress = Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), BarColumn(bar_width=bar_width), MofNCompleteColumn(),
+        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console, transient=True,
+    )  # fmt: skip
+    return console, progress
+
+
 class BenchProgress:
     """`specsweep bench`'s live line on a terminal: requests done / total with elapsed time and an
     ETA from the finished requests' rate. ``advance()`` is the per-request hook for the client's
     runner; without calls it still shows the run is alive (elapsed time, requests planned)."""
 
     def __init__(self, total: int, what: str, console: Any = None) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            SpinnerColumn,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self.console = console or Console(stderr=True)
-        self.progress = Progress(
-            SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=self.console, transient=True,
-        )  # fmt: skip
+        self.console, self.progress = eta_progress(console)
         self.task = self.progress.add_task(escape(what), total=total)
 
     def advance(self, n: int = 1) -> None:
@@ -276,29 +283,7 @@ class StageProgress:
     ``specsweep plan`` on a terminal (callers show nothing otherwise)."""
 
     def __init__(self, console: Any = None) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            SpinnerColumn,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self.console = console or Console(stderr=True)
-        self.progress = Progress(
-            SpinnerColumn(),
-            TextColumn("{task.description}"),
-            BarColumn(bar_width=20),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=self.console,
-            transient=True,
-        )  # fmt: skip  (short stage names: the whole line fits 80 columns)
+        self.console, self.progress = eta_progress(console, bar_width=20)  # short names: 80 columns
         self.task: Any = None
 
     def stage(self, name: str, total: int | None) -> None:

@@ -35,6 +35,11 @@ def advance(n: int = 1) -> None:
         ls.advance(n)
 
 
+def listener() -> Listener | None:
+    """Who listens here (None: nobody)."""
+    return _listener.get()
+
+
 @contextlib.contextmanager
 def listening(listener: Listener | None) -> Iterator[None]:
     """Within: the work's stages and steps go to ``listener`` (also in tasks asyncio starts here)."""
