@@ -133,3 +133,24 @@ def test_the_client_moves_off_the_engines_cores_and_back() -> None:
     assert affinity.client_cpus() == before
     with affinity.client_off(None) as mine:
         assert mine == before
+
+
+def test_a_core_the_kernel_refuses_is_one_clear_launch_error(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cgroup may hide cores the machine lists: pinning there fails at launch, naming the cores."""
+    from pathlib import Path
+
+    from specsweep.config import expand_configs
+    from specsweep.errors import ServerError
+    from specsweep.loader import parse_experiment
+    from specsweep.servers.process import ManagedServer
+
+    exp = parse_experiment({"name": "pin", "servers": [{**llama(threads=1, cpu_range="1000-1000"), "binary": sys.executable}],
+                            "workloads": [{"scenarios": ["chat_short"], "concurrency": [1]}]})  # fmt: skip
+    (cfg,) = expand_configs(exp)
+    monkeypatch.setattr(affinity, "host_cpus", lambda: frozenset(range(1001)))  # the machine lists it
+    srv = ManagedServer(cfg, Path(str(tmp_path)) / "log.txt", ready_timeout_s=5)
+    with pytest.raises(ServerError, match=r"cannot pin it to CPU\(s\) 1000 here"):
+        srv.start()
+    assert srv.proc is None

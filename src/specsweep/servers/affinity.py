@@ -112,7 +112,8 @@ def _llamacpp_cpus(argv: Sequence[str]) -> frozenset[int] | None:
 def host_cpus() -> frozenset[int]:
     """The cores this machine lets processes use (the cgroup's cpuset, else every online CPU): an
     engine may be pinned to any of them, whatever the client's own affinity."""
-    for path in ("/sys/fs/cgroup/cpuset.cpus.effective", "/sys/devices/system/cpu/online"):
+    for path in ("/sys/fs/cgroup/cpuset.cpus.effective", "/sys/fs/cgroup/cpuset/cpuset.effective_cpus",
+                 "/sys/devices/system/cpu/online"):  # fmt: skip
         with contextlib.suppress(OSError, ValueError):
             return parse_cpu_list(Path(path).read_text().strip())
     return frozenset(range(os.cpu_count() or 1))

@@ -126,9 +126,11 @@ class ManagedServer:
                 except (OSError, subprocess.SubprocessError) as e:  # SubprocessError: pinning failed
                     os.close(read_fd)
                     self._close_log()
+                    why = getattr(e, "strerror", None) or str(e)
+                    if isinstance(e, subprocess.SubprocessError) and cpus:
+                        why = f"cannot pin it to CPU(s) {affinity.format_cpu_list(cpus)} here ({e})"
                     raise ServerError(
-                        f"{self.cfg.label}: cannot start {self.argv[0] if self.argv else '?'}: "
-                        f"{getattr(e, 'strerror', None) or e}"
+                        f"{self.cfg.label}: cannot start {self.argv[0] if self.argv else '?'}: {why}"
                     ) from e
                 finally:
                     os.close(write_fd)
