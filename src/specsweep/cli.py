@@ -26,7 +26,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports a bad flag as one clear line and exit code 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"specsweep {self.prog.split()[-1]}: error: {message}\n")
+        sys.stderr.write(f"{self.prog}: error: {message}\n")  # "specsweep run: ...", "specsweep: ..."
         sys.stderr.write(f"  (see '{self.prog} --help')\n")
         raise SystemExit(2)
 

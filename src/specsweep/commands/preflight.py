@@ -20,9 +20,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     from specsweep.loader import load_experiment
     from specsweep.preflight import run_checks
+    from specsweep.preflight.model import fold
 
     _exp, plan = load_experiment(args.experiment)
-    checks = run_checks(plan, versions=not args.no_versions, results=args.results)
+    checks = fold(run_checks(plan, versions=not args.no_versions, results=args.results))
     if args.format == "json":
         sys.stdout.write(json.dumps({"checks": [c.to_dict() for c in checks]}, indent=2) + "\n")
     else:

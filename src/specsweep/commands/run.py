@@ -87,6 +87,7 @@ def _run_dir_and_plan(args: argparse.Namespace) -> tuple[RunDir, Plan] | None:
         if args.dry_run:
             print_plan(plan)
             return None
+        orchestrate.refuse_unrunnable(plan, args.executor, file=args.experiment)  # no run dir made
         results = output_dir(args.results_dir or plan.experiment.results_dir or "results", "--results-dir")
         reap.reap_results_dir(results)
         run_dir = orchestrate.create_run_dir(plan, results, args.experiment)
