@@ -3,7 +3,8 @@
 - ``load_yaml``: YAML text -> data, refusing duplicate keys, nesting deeper than ``MAX_DEPTH``, and
   alias bombs (a document whose aliases expand to more than ``MAX_NODES`` nodes).
 - Field types for the models in specsweep.config: finite floats, strict ints (``"1"`` or ``true`` is
-  not a concurrency level), NUL-free strings for argv and env, env names without ``=``, HTTP URLs.
+  not a concurrency level), NUL-free strings for argv and env, env names without ``=``, HTTP base
+  URLs (``base_url_problem``: no query string, which would hide the endpoint paths).
 - ``check_plan_size``: the grid's size, computed before anything is expanded, with an upper bound.
 
 Files are read by ``read_yaml_file``: a regular file (never a FIFO or a device) of at most
@@ -18,6 +19,7 @@ into a ConfigError).
 from __future__ import annotations
 
 import math
+import re
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
@@ -170,16 +172,46 @@ def _env_name(v: str) -> str:
     return v
 
 
-def _http_url(v: str) -> str:
-    _no_nul(v)
+def base_url_problem(v: str) -> str | None:
+    """What is wrong with ``v`` as a server's base URL (``url:``, ``bench --base-url``), or None.
+
+    The client appends endpoint paths to a base URL (``/health``, ``/v1/models``,
+    ``/v1/completions``), so a query string or a fragment would end up before the path
+    (``http://h/?k=v/health``): the server would never be asked the right thing and readiness would
+    wait out ``ready_s``. Neither is echoed: a query often carries a key (``?api_key=...``)."""
     try:
         parts = urlsplit(v)
-        port = parts.port
+        _ = parts.port  # a port that is not a number in range raises ValueError
     except ValueError as e:
-        raise ValueError(f"not a valid URL {v!r}: {e}; expected http://host[:port][/path]") from e
+        return f"not a valid URL {_no_query(v)!r}: {e}; expected http://host[:port][/path]"
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"not an http(s) URL: {v!r}; expected http://host[:port][/path]")
-    del port
+        return f"not an http(s) URL: {_no_query(v)!r}; expected http://host[:port][/path]"
+    extra = [
+        what for what, sep in (("a query string ('?...')", "?"), ("a fragment ('#...')", "#")) if sep in v
+    ]
+    if extra:
+        return (
+            f"{' and '.join(extra)} cannot be part of a base URL ({_no_query(v)!r}): specsweep appends "
+            "the endpoint paths (/health, /v1/models, /v1/completions) to it, so no request would reach "
+            "them; expected http://host[:port][/path] (send an API key as OPENAI_API_KEY, or put "
+            "credentials in the URL as http://user:password@host)"
+        )
+    return None
+
+
+def _no_query(v: str) -> str:
+    """``v`` as an error may show it: without what follows a ``?`` or ``#`` and without the password
+    of its userinfo (either may be a secret)."""
+    cut = min((i for i in (v.find("?"), v.find("#")) if i >= 0), default=len(v))
+    shown = v[:cut] + ("..." if cut < len(v) else "")
+    return re.sub(r"(//[^/@:]*):[^/@]*@", r"\1:***@", shown)
+
+
+def _http_url(v: str) -> str:
+    _no_nul(v)
+    problem = base_url_problem(v)
+    if problem:
+        raise ValueError(problem)
     return v
 
 

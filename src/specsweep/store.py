@@ -6,6 +6,7 @@
       summary.jsonl     one line per finished cell (bench keys + cell fields + status)
       records/<cell_id>.r<repeat>.parquet   per-request raw records (RequestRecord columns)
       logs/<label>-<hash>.log server logs (one file per label: a readable name + 8 hex of the label)
+      launches.jsonl    each server launch's identity, fsynced before it starts (servers.reap)
       report.md, report.html
 
 Nothing secret is written: the manifest, every summary line and the records' error and output texts
@@ -42,6 +43,7 @@ log = logging.getLogger(__name__)
 
 MANIFEST = "manifest.json"
 SUMMARY = "summary.jsonl"
+LAUNCHES = "launches.jsonl"  # servers.reap.JOURNAL: each launch, before its process starts
 RECORDS = "records"
 LOGS = "logs"
 
@@ -160,6 +162,10 @@ class RunDir:
         returns. A crash can at worst tear that last line; the next append (and ``repair_summary``)
         cuts such a fragment off first, so a torn line never swallows the line after it."""
         append_line(self.path / SUMMARY, dumps(redact.scrub_obj(row)) + b"\n")
+
+    def journal_launch(self, record: dict[str, Any]) -> None:
+        """One server launch into LAUNCHES, durably, before its process starts (servers.reap)."""
+        append_line(self.path / LAUNCHES, dumps(redact.scrub_obj(record)) + b"\n")
 
     def repair_summary(self) -> None:
         """Cut off a torn last line (a crash mid-append); every complete line stays."""

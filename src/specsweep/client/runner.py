@@ -29,7 +29,15 @@ import orjson
 from specsweep import redact
 from specsweep.bench_types import BenchConfig, BenchOutcome
 from specsweep.client import server_info
-from specsweep.client.dialects import ChunkError, Dialect, StreamState, get_dialect, requested_max_tokens
+from specsweep.client.dialects import (
+    OVER_CAP,
+    ChunkError,
+    Dialect,
+    StreamState,
+    get_dialect,
+    requested_max_tokens,
+    text_over_cap,
+)
 from specsweep.client.result import ServerSide, WorkerRun, build_outcome
 from specsweep.client.selfcheck import StampBounds, measuring
 from specsweep.client.sse import SSEDecoder
@@ -280,6 +288,10 @@ class Runner:
                 rec.error = "stream ended without [DONE] or a finish reason (truncated)"
             elif not rec.chunk_ns:
                 rec.error_kind, rec.error = "empty", "the response carried no output token"
+            elif st.server_tokens and (why := text_over_cap(st, self.tok.count)):
+                # the server's counts fit the request, its text does not (the client counted the
+                # text chunk by chunk, and stopped reading, where the server gave no count)
+                rec.error_kind, rec.error = OVER_CAP, why
 
 
 async def drive(

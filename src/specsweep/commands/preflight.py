@@ -21,10 +21,11 @@ def _run(args: argparse.Namespace) -> int:
     from specsweep import redact
     from specsweep.loader import load_experiment
     from specsweep.preflight import run_checks
+    from specsweep.preflight.model import fold
     from specsweep.terminal import plain
 
     _exp, plan = load_experiment(args.experiment)
-    checks = run_checks(plan, versions=not args.no_versions, results=args.results)
+    checks = fold(run_checks(plan, versions=not args.no_versions, results=args.results))
     out: list[str] = []  # every known secret scrubbed (redact), control characters shown escaped
     if args.format == "json":
         out.append(json.dumps(redact.scrub_obj({"checks": [c.to_dict() for c in checks]}), indent=2))

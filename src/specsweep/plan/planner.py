@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from specsweep import tracking
 from specsweep.analysis.core import measure_noise
 from specsweep.analysis.data import Dataset, load
 from specsweep.analysis.recommend import engine_flags, scenario_class
@@ -128,6 +129,7 @@ def make_plan(
     if gpus is not None and gpus // gpi > opts.MAX_INSTANCES:
         raise UsageError(f"--gpus {gpus:,}: a plan has at most {opts.MAX_INSTANCES} instances of gpus_per_instance="
                          f"{gpi} GPU(s), {opts.MAX_INSTANCES * gpi:,} GPUs; give at most that many")  # fmt: skip
+    tracking.stage("reading results")
     ds = load(results, with_records=False)
     mix = resolve_mix(ds, traffic)
     cells = CellSource(ds, traffic.profiles)
@@ -142,6 +144,7 @@ def make_plan(
         n = gpus // gpi
     else:
         n = 1
+    tracking.stage("single config")
     load_n = _in_flight(cells, configs[0], mix, n, traffic, levels)
     if gpus is None:
         fallback = max(1, math.ceil(load_n / max(levels)))
@@ -154,13 +157,16 @@ def make_plan(
     single = opts.single_option(cells, configs, mix, n, load_n, slo)
     options: list[opts.Option] = [single] if single else []
     options += opts.split_options(cells, configs, mix, n, load_n, slo)
+    tracking.stage("adaptive option")
     ad = opts.adaptive_option(cells, configs, mix, n, load_n, slo, levels)
     if ad is not None:
         options.append(ad)
     if not options:
         raise UsageError("no option could be evaluated: the results lack the mix's scenarios")
     if slo:
+        tracking.stage("GPUs for the SLO", len(options))
         for o in options:
+            tracking.advance()
             if o.kind == "single":
                 o.instances_needed = opts.needed(cells, lambda k: opts.single_option(cells, configs, mix, k, load_n, slo), slo)  # fmt: skip
             elif o.kind == "split":
@@ -168,8 +174,10 @@ def make_plan(
             else:
                 o.instances_needed = None
     memo: dict[Any, dict[str, Any] | None] = {}
+    tracking.stage("engine model", len(options))
     for o in options:
         refine(cells, o, mix, load_n, slo, memo)
+        tracking.advance()
         k = o.instances_needed
         if slo and k is not None and (k > o.instances) == o.result.meets_slo:
             o.notes.append(f"GPUs needed ({k * traffic.gpus_per_instance}) are the cell model's; on {o.instances * traffic.gpus_per_instance} GPUs the engine model "
@@ -180,6 +188,7 @@ def make_plan(
     rec, reason = _recommend(options, assessments, slo)
     plan = Plan(traffic, mix, load_n, slo, options, assessments, rec, reason, cells)
     if traffic.by_hour is not None:
+        tracking.stage("daily profile")
         plan.day = day_profile(plan, configs[0], levels)
     return plan
 

@@ -27,6 +27,7 @@ from typing import Any
 import aiohttp
 import numpy as np
 
+from specsweep import tracking
 from specsweep.errors import BenchError
 from specsweep.plan import fleetsim
 from specsweep.plan.options import Option
@@ -99,6 +100,7 @@ async def _drive(opt: Option, urls: dict[str, list[str]], reqs: list[tuple[str, 
                     s.ok = False
                 finally:
                     busy[url] -= 1
+                    tracking.advance()
             drained.append(time.perf_counter())
 
         await asyncio.gather(*(worker() for _ in range(in_flight)))
@@ -191,6 +193,8 @@ def tolerance(plan: Plan, opt: Option, view: dict[str, Any], n_requests: int) ->
 
 def validate_plan(plan: Plan, view: dict[str, Any], *, time_scale: float, n_requests: int) -> None:
     """Adds ``replayed`` (figures, tolerance, within) to each option of the JSON view."""
+    n = max(n_requests, 2 * max(1, round(plan.in_flight)))  # what replay_option sends per option
+    tracking.stage("replay (requests)", n * len(view["options"]))
     for o_view in view["options"]:
         opt = plan.option(o_view["name"])
         rep = replay_option(plan, opt, time_scale=time_scale, n_requests=n_requests)

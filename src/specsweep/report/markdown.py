@@ -244,7 +244,7 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
         for g in view.gaps:
             out += [f"**{g.scenario}**", ""]
             head = [
-                L("col.concurrency"),
+                L("col.concurrency_range"),
                 L("col.value_of", config=view.short(g.a), metric=metric),
                 L("col.value_of", config=view.short(g.b), metric=metric),
                 L("col.gap"),
@@ -335,7 +335,9 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
             ]
             for s in view.schedule
         ]
-        out += _table([L("col.scenario"), L("col.concurrency_range"), L("col.recommended")], rows, left=3)
+        out += _table(
+            [L("col.scenario_name"), L("col.concurrency_range"), L("col.recommended")], rows, left=3
+        )
         out.append("")
     flags = deployed_flags(view)
     if flags:
