@@ -26,7 +26,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports a bad flag as one clear line and exit code 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"specsweep {self.prog.split()[-1]}: error: {message}\n")
+        sys.stderr.write(f"{self.prog}: error: {message}\n")  # "specsweep run: ...", "specsweep: ..."
         sys.stderr.write(f"  (see '{self.prog} --help')\n")
         raise SystemExit(2)
 
@@ -55,7 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except SpecsweepError as e:
-        sys.stderr.write(f"specsweep: error: {e}\n")
+        from specsweep.terminal import plain  # every known secret scrubbed, control characters escaped
+
+        sys.stderr.write(f"specsweep: error: {plain(e)}\n")
         return e.exit_code
     except ModuleNotFoundError as e:  # a broken install: a declared dependency is gone (optional
         if not e.name or e.name.split(".")[0] == "specsweep":  # extras raise MissingDependency)

@@ -22,9 +22,11 @@ line that does not parse is skipped on read, so earlier lines are never lost.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import logging
 import os
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -32,7 +34,7 @@ from typing import Any
 
 import orjson
 
-from specsweep import SCHEMA_VERSION, redact
+from specsweep import SCHEMA_VERSION, inputs, redact
 from specsweep.errors import DataError
 from specsweep.paths import safe_name
 from specsweep.records import RequestRecord
@@ -126,7 +128,7 @@ class RunDir:
     @property
     def manifest(self) -> dict[str, Any]:
         try:
-            data = orjson.loads((self.path / MANIFEST).read_bytes())
+            data = orjson.loads(inputs.read_bytes(self.path / MANIFEST))
         except (OSError, orjson.JSONDecodeError) as e:
             raise DataError(f"cannot read manifest: {e}", file=str(self.path / MANIFEST)) from e
         if not isinstance(data, dict):
@@ -170,7 +172,7 @@ class RunDir:
         p = self.path / SUMMARY
         if not p.exists():
             return
-        fd = os.open(p, os.O_WRONLY | os.O_APPEND)
+        fd = _open_append(p, create=False)
         try:
             if _repair_tail(fd, p):
                 os.fsync(fd)
@@ -218,7 +220,11 @@ def iter_jsonl(path: Path, *, strict: bool = True, offset: int = 0) -> Iterator[
     """JSON objects, one a line, from byte ``offset`` on (line numbers in errors count from there)."""
     if not path.exists():
         return
-    with path.open("rb") as f:
+    try:
+        f = inputs.open_regular(path)  # a FIFO planted as summary.jsonl must not hang the reader
+    except OSError as e:
+        raise DataError(f"cannot read: {e.strerror or e}", file=str(path)) from e
+    with f:
         f.seek(offset)
         for lineno, line in enumerate(f, 1):
             line = line.strip()
@@ -256,7 +262,7 @@ def find_run_dirs(paths: Iterable[str | Path]) -> list[RunDir]:
 def append_line(path: Path, line: bytes) -> None:
     """Append ``line`` durably: one ``write`` on an ``O_APPEND`` descriptor, fsynced (the folder too
     when the file is new); a torn last line (a crash mid-append) is cut off first."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    fd = _open_append(path, create=True)
     try:
         created = os.fstat(fd).st_size == 0
         _repair_tail(fd, path)
@@ -266,6 +272,23 @@ def append_line(path: Path, line: bytes) -> None:
         os.close(fd)
     if created:
         _fsync_dir(path.parent)
+
+
+def _open_append(p: Path, *, create: bool) -> int:
+    """An ``O_APPEND`` descriptor on a regular file; a DataError for anything else (a FIFO planted as
+    summary.jsonl would block the open until a reader came, so it is opened without blocking)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK | os.O_CLOEXEC | (os.O_CREAT if create else 0)
+    try:
+        fd = os.open(p, flags, 0o666)
+    except OSError as e:
+        if e.errno != errno.ENXIO:  # ENXIO: a FIFO that no process reads
+            raise
+        raise DataError("cannot write: a FIFO, not a regular file", file=str(p)) from e
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise DataError("cannot write: not a regular file", file=str(p))
+    os.set_blocking(fd, True)
+    return fd
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -359,7 +382,8 @@ def read_records_parquet(path: Path) -> list[RequestRecord]:
     import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(path)
+        with inputs.open_regular(path) as f:
+            table = pq.read_table(f)
     except (OSError, Exception) as e:  # pyarrow raises ArrowInvalid (an Exception) for bad files
         raise DataError(f"cannot read records: {e}", file=str(path)) from e
     return [RequestRecord.from_dict(d) for d in table.to_pylist()]

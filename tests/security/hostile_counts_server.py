@@ -59,7 +59,12 @@ def serve(
                 self.wfile.write(b"data: " + orjson.dumps(chunk) + b"\n\n")
             self.wfile.write(b"data: [DONE]\n\n")
 
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    return start(Handler)
+
+
+def start(handler: type[BaseHTTPRequestHandler]) -> tuple[str, Callable[[], None]]:
+    """Serve ``handler`` on a free 127.0.0.1 port in a daemon thread: (base_url, stop)."""
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     srv.daemon_threads = True
     threading.Thread(target=srv.serve_forever, daemon=True).start()
 

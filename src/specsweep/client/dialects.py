@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from specsweep import redact
 from specsweep.errors import UsageError, one_of
 
 DONE = b"[DONE]"
@@ -27,6 +28,11 @@ MAX_TOKENS_PER_RESPONSE = 10_000_000
 # The error kind of a response with more output than its request allowed, by the server's count or by
 # the client's own count of its text (records.ERROR_KINDS).
 OVER_CAP = "over_max_tokens"
+
+
+def _shown(payload: bytes, limit: int) -> str:
+    """A payload in an error message: as ``repr`` shows it, scrubbed before it is cut (``redact.clip``)."""
+    return redact.clip(repr(payload[: 16 * limit]), limit)
 
 
 class ChunkError(Exception):
@@ -219,13 +225,13 @@ class Dialect:
         try:
             obj = orjson.loads(payload)
         except orjson.JSONDecodeError as e:
-            raise ChunkError("malformed", f"chunk is not JSON: {payload[:120]!r}") from e
+            raise ChunkError("malformed", f"chunk is not JSON: {_shown(payload, 120)}") from e
         if not isinstance(obj, dict):
-            raise ChunkError("malformed", f"chunk is not a JSON object: {payload[:120]!r}")
+            raise ChunkError("malformed", f"chunk is not a JSON object: {_shown(payload, 120)}")
         if "error" in obj and not obj.get("choices") and "text" not in obj:
             err = obj["error"]
             msg = err.get("message", err) if isinstance(err, dict) else err
-            raise ChunkError("server_error", f"server error in stream: {str(msg)[:300]}")
+            raise ChunkError("server_error", f"server error in stream: {redact.clip(str(msg), 300)}")
         if self.native:
             return _parse_sglang(obj, st, count)
         return _parse_openai(obj, st, count, chat=self.chat)

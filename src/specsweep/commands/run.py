@@ -87,6 +87,7 @@ def _run_dir_and_plan(args: argparse.Namespace) -> tuple[RunDir, Plan] | None:
         if args.dry_run:
             print_plan(plan)
             return None
+        orchestrate.refuse_unrunnable(plan, args.executor, file=args.experiment)  # no run dir made
         results = output_dir(args.results_dir or plan.experiment.results_dir or "results", "--results-dir")
         reap.reap_results_dir(results)
         run_dir = orchestrate.create_run_dir(plan, results, args.experiment)
@@ -164,9 +165,9 @@ def print_plan(
     finished = finished or set()
     cells = plan.all_cells()
     out = sys.stdout
-    print(f"experiment: {exp.name}", file=out)
+    print(plain(f"experiment: {exp.name}"), file=out)
     if exp.description:
-        print(f"  {exp.description}", file=out)
+        print(plain(f"  {redact.as_written(exp.description)}"), file=out)
     print(
         f"{len(plan.configs)} configuration(s), {len(cells)} cell(s) x {exp.repeats} repeat(s) = "
         f"{len(cells) * exp.repeats} benchmark run(s)",
@@ -198,6 +199,6 @@ def print_plan(
     print(f"\nestimated duration: about {_dur(est.total_s)} for {est.todo} run(s){skip}{learned}", file=out)
     print("  assumes:", file=out)
     for a in assumptions(plan):
-        print(f"  - {a}", file=out)
+        print(plain(f"  - {a}"), file=out)
     for w in orchestrate.preflight(plan):
-        print(f"warning: {w}", file=out)
+        print(plain(f"warning: {w}"), file=out)

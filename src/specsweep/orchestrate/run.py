@@ -27,6 +27,7 @@ from specsweep.orchestrate.job import BenchFn, ConfigJob, Observer, RunDirSink, 
 from specsweep.orchestrate.signals import signals_deferred, sigterm_as_interrupt
 from specsweep.paths import write_failed
 from specsweep.preflight import for_manifest as preflight_for_manifest
+from specsweep.preflight.checks import of_measurements
 from specsweep.ray_support import require_ray
 from specsweep.run_secrets import finished_cells
 from specsweep.servers.process import now_iso
@@ -171,7 +172,8 @@ def _execute(
     todo_total = len(plan.todo(finished))
     for w in preflight(plan):
         log.warning("%s", w)
-    run_dir.update_manifest(preflight=preflight_for_manifest(plan))
+    inv.update(cells_to_run=todo_total, preflight=preflight_for_manifest(plan))
+    _record_preflight(run_dir, invocations)
     observer(
         "run_start",
         {"plan": plan, "todo": todo_total, "finished": len(finished), "finished_cells": set(finished),
@@ -189,10 +191,11 @@ def _execute(
             status = "finished"
         finally:
             with signals_deferred():  # the manifest must say how the run ended, whatever arrives
-                inv.update(ended_at=now_iso(), status=status)
+                for r in run_dir.iter_summary(summary_from):  # streamed back: one row in memory at a time
+                    counts[r["status"]] = counts.get(r["status"], 0) + 1
+                inv.update(ended_at=now_iso(), status=status, cells_stored=sum(counts.values()))
                 run_dir.update_manifest(status=status, ended_at=inv["ended_at"], invocations=invocations)
-        for r in run_dir.iter_summary(summary_from):  # streamed back: one row in memory at a time
-            counts[r["status"]] = counts.get(r["status"], 0) + 1
+                _record_preflight(run_dir, invocations)
         if reports and plan.experiment.report.enabled:
             observer("reports", {"run_dir": run_dir.path})
             try:
@@ -201,6 +204,12 @@ def _execute(
                 written, report_errors = e.written, e.reasons
         observer("run_end", {"counts": counts, "run_dir": run_dir.path, "report_errors": report_errors})
     return RunOutcome(run_dir, counts, written, summary_from, report_errors)
+
+
+def _record_preflight(run_dir: RunDir, invocations: list[dict[str, Any]]) -> None:
+    """The manifest's ``preflight``: the checks of the invocations that measured (each invocation
+    keeps its own), with the servers' checks once they ran."""
+    run_dir.update_manifest(preflight=of_measurements({**run_dir.manifest, "invocations": invocations}))
 
 
 class ReportsInterrupted(KeyboardInterrupt):

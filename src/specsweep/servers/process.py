@@ -23,8 +23,8 @@ from typing import IO, Any
 from specsweep import redact
 from specsweep.config import ServerConfig
 from specsweep.errors import ServerError
-from specsweep.servers import readiness, reap, spawn
-from specsweep.servers.argv import base_url, build_argv, build_env, version_argv
+from specsweep.servers import affinity, readiness, reap, spawn
+from specsweep.servers.argv import base_url, build_argv, build_env, engine_of, version_argv
 from specsweep.servers.logpump import LogPump
 
 log = logging.getLogger(__name__)
@@ -92,6 +92,8 @@ class ManagedServer:
         self.version: str | None = None
         self.argv: list[str] | None = None
         self.launches: list[dict[str, Any]] = []
+        self.cpus: frozenset[int] | None = None  # the cores it is pinned to (pinned_cpus)
+        self.checks: list[dict[str, Any]] = []  # checks of the running server (orchestrate records them)
         self._pump: LogPump | None = None
         # register this config's secrets (auth-like params and env, secret flags, URL passwords),
         # so whatever echoes them is scrubbed wherever this runs (a Ray worker too)
@@ -121,9 +123,29 @@ class ManagedServer:
             self.version = readiness.server_version(self.base_url) or self._version_from_command()
         self.launches[-1]["ready_at"] = now_iso()
 
+    def pinned_cpus(self) -> frozenset[int] | None:
+        """The cores the config names for its engine (``servers.affinity``), which the launch pins
+        it to; None: not pinned (none named, or no affinity on this OS). Raises ServerError on a
+        malformed list or cores this host lacks."""
+        argv = build_argv(self.cfg, 1) or []
+        try:
+            cpus = affinity.engine_cpus(engine_of(self.cfg, argv), argv, build_env(self.cfg, 1))
+        except ValueError as e:
+            raise ServerError(f"{self.cfg.label}: {e}") from None
+        if cpus is None or not affinity.supported():
+            return None
+        host = affinity.host_cpus()
+        if not cpus <= host:
+            raise ServerError(
+                f"{self.cfg.label}: the engine's cores {affinity.format_cpu_list(cpus)} are not all on this "
+                f"host; it has CPU(s) {affinity.format_cpu_list(host)}"
+            )
+        return cpus
+
     def _spawn(self) -> None:
         """Journal the launch, then start the process (argv, own session, log pump)."""
         spec = self.cfg.spec
+        cpus = self.cpus = self.pinned_cpus()
         self.port = spec.port or free_port(spec.host)
         self.argv = build_argv(self.cfg, self.port)
         self.base_url = base_url(self.cfg, self.port)
@@ -144,18 +166,22 @@ class ManagedServer:
         read_fd, write_fd = os.pipe()
         with spawn.held_stop_signals():  # a Ctrl-C meanwhile is raised after: process recorded
             try:
-                self.proc = spawn.popen(self.argv or [], stdout=write_fd, env=env)
-            except OSError as e:
+                self.proc = spawn.popen(self.argv or [], stdout=write_fd, env=env, cpus=cpus)
+            except (OSError, subprocess.SubprocessError) as e:  # SubprocessError: pinning failed
                 os.close(read_fd)
                 self._close_log()
+                why = getattr(e, "strerror", None) or str(e)
+                if isinstance(e, subprocess.SubprocessError) and cpus:
+                    why = f"cannot pin it to CPU(s) {affinity.format_cpu_list(cpus)} here ({e})"
                 raise ServerError(
-                    f"{self.cfg.label}: cannot start {self.argv[0] if self.argv else '?'}: {e.strerror or e}"
+                    f"{self.cfg.label}: cannot start {self.argv[0] if self.argv else '?'}: {why}"
                 ) from e
             finally:
                 os.close(write_fd)
             self._pump = LogPump(read_fd, self._log)
             self.launches.append(
                 {"started_at": now_iso(), "pid": self.proc.pid, "port": self.port,
+                 "cpus": affinity.format_cpu_list(cpus) if cpus else None,
                  **reap.identity(self.proc.pid, launch_id)}
             )  # fmt: skip
             self._journal_pid(record, self.proc.pid)
@@ -305,6 +331,7 @@ class ManagedServer:
             "version": self.version,
             "log": self.log_path.name,
             "launches": list(self.launches),
+            "preflight": list(self.checks),
         }
 
 
