@@ -97,15 +97,7 @@ def vllm_spec(engines: Engines, name: str, method: str | None, params: dict[str,
         "python": engines.need("VLLM_PYTHON"),
         "model": engines.need("TINY_MODEL_HF"),
         "method": method,
-        # one rank, so the engine core runs the worker in-process ("uni"): one fewer process to start
-        # (each imports torch: ~10 s of the ~50 s start on 2 cores)
-        "params": {
-            "enforce_eager": True,
-            "dtype": "float32",
-            "max_model_len": 2048,
-            "distributed_executor_backend": "uni",
-            **params,
-        },
+        "params": {"enforce_eager": True, "dtype": "float32", "max_model_len": 2048, **params},
         # VLLM_HOST_IP: no network here; KV cache in GiB (default 4)
         "env": {"VLLM_HOST_IP": "127.0.0.1", "VLLM_CPU_KVCACHE_SPACE": "1"},
     }
