@@ -2,6 +2,8 @@
 and prints, per stage, its wall time, and per tier, the tests and the test-seconds they took.
 
     python3 scripts/test_durations.py test-artifacts/junit/*.xml [--top 15]
+    python3 scripts/test_durations.py serial.xml --tiers-from test-artifacts/junit/timing.xml \
+        --tiers-from test-artifacts/junit/parallel.xml     # a one-stage run, split by the same tiers
 
 A stage is one pytest run (``timing``: serial, alone on the machine; ``parallel``: on xdist
 workers); its wall time is the junit suite's time, i.e. pytest's own session time (collection
@@ -32,7 +34,22 @@ class Stage:
     tests: list[tuple[float, str]] = field(default_factory=list)
 
 
-def read_stage(path: Path) -> Stage:
+def test_key(case: ET.Element) -> tuple[str, str]:
+    return case.get("classname", ""), (case.get("name") or "").split("@", 1)[0]  # xdist appends @GROUP
+
+
+def tiers_of(paths: list[Path]) -> dict[tuple[str, str], str]:
+    """Each test's tier as recorded in these junit files."""
+    out = {}
+    for path in paths:
+        for case in ET.parse(path).getroot().iter("testcase"):
+            for prop in case.iter("property"):
+                if prop.get("name") == "tier":
+                    out[test_key(case)] = prop.get("value") or "untiered"
+    return out
+
+
+def read_stage(path: Path, tiers: dict[tuple[str, str], str] | None = None) -> Stage:
     root = ET.parse(path).getroot()
     suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
     if not suites:
@@ -45,9 +62,9 @@ def read_stage(path: Path) -> Stage:
     for case in s.iter("testcase"):
         t = float(case.get("time", "0"))
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
-        stage.tiers[props.get("tier") or "untiered"].append(t)
-        name = (case.get("name") or "").split("@", 1)[0]  # xdist's loadgroup appends @GROUP
-        stage.tests.append((t, f"{case.get('classname', '')}::{name}"))
+        key = test_key(case)
+        stage.tiers[props.get("tier") or (tiers or {}).get(key) or "untiered"].append(t)
+        stage.tests.append((t, f"{key[0]}::{key[1]}"))
     return stage
 
 
@@ -90,8 +107,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("junit", nargs="+", type=Path, help="junit XML files, one per stage")
     ap.add_argument("--top", type=int, default=10, help="list the N slowest tests (0: none)")
+    ap.add_argument("--tiers-from", type=Path, action="append", default=[], metavar="JUNIT",
+                    help="take the tier of tests that carry none (a plain `pytest -m \"\" --junitxml=...` "
+                    "run, e.g. of an older checkout) from this split run's junit file; repeatable")  # fmt: skip
     a = ap.parse_args(argv)
-    stages = [read_stage(p) for p in a.junit if p.is_file()]
+    tiers = tiers_of([p for p in a.tiers_from if p.is_file()])
+    stages = [read_stage(p, tiers) for p in a.junit if p.is_file()]
     if not stages:
         raise SystemExit(f"no junit file among {[str(p) for p in a.junit]}")
     print(render(stages, a.top))

@@ -126,3 +126,21 @@ def test_durations_split_the_stages_by_tier(runs: tuple[Path, dict[str, Run]]) -
     assert "parallel: 12," in rows["parallel"] and "| 12 |" in rows["parallel"]
     assert "| 14 |" in rows["all stages"]
     assert "slowest 10 tests" in out and "test_uses_the_server" in out
+    # a one-stage run without tiers (an older checkout's `pytest --junitxml`), split by the same tiers
+    plain = suite / "serial.xml"
+    plain.write_text(
+        '<testsuites><testsuite name="pytest" tests="3" time="9.0" timestamp="t" hostname="h">'
+        '<testcase classname="test_alone" name="test_measures_time" time="1.5"/>'
+        '<testcase classname="test_alone" name="test_plain[0]" time="2.0"/>'
+        '<testcase classname="test_gone" name="test_old" time="4.0"/></testsuite></testsuites>'
+    )
+    args = [
+        str(plain),
+        "--tiers-from",
+        str(suite / "timing.xml"),
+        "--tiers-from",
+        str(suite / "parallel.xml"),
+    ]
+    out = subprocess.run([sys.executable, str(DURATIONS), *args], capture_output=True, text=True, timeout=60,
+                         check=True).stdout  # fmt: skip
+    assert "| serial | t | 9.0 s | 3 | parallel: 1, 2 s; timing: 1, 2 s; untiered: 1, 4 s |" in out, out
