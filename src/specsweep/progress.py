@@ -19,13 +19,14 @@ import logging
 import math
 import os
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from rich.markup import escape as markup_escape
 
+from specsweep.adaptive import observe
 from specsweep.config import Cell, Plan, ServerConfig
 from specsweep.terminal import plain
 from specsweep.workload.lengths import length_bounds
@@ -132,10 +133,12 @@ def estimate_plan(
             meas, guess = meas + d, guess + cell_guess_s(plan, *hit)
     scale = meas / guess if meas > 0 and guess > 0 else 1.0
     total, todo = 0.0, 0
+    interleaved = plan.experiment.run_order == "interleaved"
     for cfg in plan.configs:
         n = plan.todo(done, cfg.label)
-        if n:
-            total += startup_guess_s(cfg) + sum(cell_guess_s(plan, cfg, c) for c, _r in n) * scale
+        if n:  # interleaved: a launch per round with work (a blocked run: one)
+            launches = len({r for _c, r in n}) if interleaved else 1
+            total += startup_guess_s(cfg) * launches + sum(cell_guess_s(plan, cfg, c) for c, _r in n) * scale
             todo += len(n)
     skipped = sum(1 for c in by_id for r in range(plan.experiment.repeats) if (c, r) in done)
     return PlanEstimate(total, todo, skipped, scale)
@@ -144,13 +147,30 @@ def estimate_plan(
 @dataclass
 class Eta:
     """Remaining time of a running grid: the guesses left, scaled by measured / guessed time of the
-    cells (and server starts) finished so far, per config when that config has finished cells."""
+    cells (and server starts) finished so far, per config when that config has finished cells.
+
+    ``todo``: the runs to make ((cell, repeat), default: the plan's unfinished ones) and ``launches``:
+    the server launches to make, by label in order (default: one per config with work). The adaptive
+    design adds each round's as it is decided (``add``)."""
 
     plan: Plan
     finished: set[tuple[str, int]] = field(default_factory=set)
+    todo: list[tuple[Cell, int]] | None = None
+    launches: list[str] | None = None
     _spent: dict[str, list[float]] = field(default_factory=dict)  # label -> [measured, guessed]
-    _started: set[str] = field(default_factory=set)
     _startup: list[float] = field(default_factory=lambda: [0.0, 0.0])
+
+    def __post_init__(self) -> None:
+        if self.todo is None:
+            self.todo = self.plan.todo(self.finished)
+        if self.launches is None:
+            self.launches = list(dict.fromkeys(c.label for c, _r in self.todo))
+
+    def add(self, runs: Iterable[tuple[Cell, int]], launches: Iterable[str]) -> None:
+        """More work: a round the adaptive design decided on."""
+        assert self.todo is not None and self.launches is not None
+        self.todo.extend(runs)
+        self.launches.extend(launches)
 
     def _cfg(self, label: str) -> ServerConfig | None:
         return next((c for c in self.plan.configs if c.label == label), None)
@@ -163,10 +183,12 @@ class Eta:
             s[0] += seconds
             s[1] += cell_guess_s(self.plan, cfg, cell)
 
-    def server_ready(self, label: str, seconds: float) -> None:
+    def server_ready(self, label: str, seconds: float, restart: bool = False) -> None:
+        """A launch made (a restart after a death is not one of the planned launches)."""
         cfg = self._cfg(label)
-        if cfg is not None and label not in self._started:
-            self._started.add(label)
+        assert self.launches is not None
+        if cfg is not None and label in self.launches and not restart:
+            self.launches.remove(label)
             self._startup[0] += seconds
             self._startup[1] += startup_guess_s(cfg)
 
@@ -178,14 +200,14 @@ class Eta:
         return tot[0] / tot[1] if tot[1] > 0 else 1.0
 
     def remaining_s(self) -> float:
+        assert self.todo is not None and self.launches is not None
         su = self._startup[0] / self._startup[1] if self._startup[1] > 0 else 1.0
-        total = 0.0
-        for cfg in self.plan.configs:
-            left = [c for c, _r in self.plan.todo(self.finished, cfg.label)]
-            if left:
-                total += sum(cell_guess_s(self.plan, cfg, c) for c in left) * self._scale(cfg.label)
-                if cfg.label not in self._started:
-                    total += startup_guess_s(cfg) * su
+        by_label = {c.label: c for c in self.plan.configs}
+        total = sum(startup_guess_s(by_label[x]) * su for x in self.launches if x in by_label)
+        for c, r in self.todo:
+            cfg = by_label.get(c.label)
+            if cfg is not None and (c.cell_id, r) not in self.finished:
+                total += cell_guess_s(self.plan, cfg, c) * self._scale(c.label)
         return total
 
 
@@ -208,6 +230,7 @@ class _Clock:
         self.done = 0
         self.total = 0
         self._cell_t0 = self._srv_t0 = time.monotonic()
+        self._restart = False
 
     def event(self, event: str, d: dict[str, Any]) -> None:
         now = time.monotonic()
@@ -215,11 +238,18 @@ class _Clock:
             self.total = d["todo"]
             plan = d.get("plan")
             if isinstance(plan, Plan):
-                self.eta = Eta(plan, set(d.get("finished_cells") or ()))
+                todo = d.get("todo_runs")
+                self.eta = Eta(plan, set(d.get("finished_cells") or ()), None if todo is None else list(todo),
+                               d.get("launches"))  # fmt: skip
+        elif event == "round_start" and d.get("todo_runs") is not None:  # the adaptive design's rounds
+            self.total += d["runs"]
+            if self.eta is not None:
+                self.eta.add(d["todo_runs"], d["launches"])
         elif event == "server_start":
             self._srv_t0 = now
+            self._restart = bool(d.get("restart"))
         elif event == "server_ready" and self.eta is not None:
-            self.eta.server_ready(d["label"], now - self._srv_t0)
+            self.eta.server_ready(d["label"], now - self._srv_t0, self._restart)
             self._cell_t0 = now
         elif event == "cell_start":
             self._cell_t0 = now
@@ -231,6 +261,32 @@ class _Clock:
 
     def eta_text(self) -> str:
         return fmt_duration(self.eta.remaining_s()) if self.eta is not None else "?"
+
+
+def round_text(d: dict[str, Any]) -> str:
+    """A round as it starts: its launches and runs; for the adaptive design, why, how many cells are
+    still undecided and what is left of the budget (the total is not known up front)."""
+    r = d["round"]
+    head = f"round {r}" if r is not None else "launches"
+    text = f"{head}: {d['runs']} run(s) in {len(d['launches'])} launch(es)"
+    state, settings = d.get("state"), d.get("settings")
+    if d.get("reason"):
+        text += f" ({d['reason']})"
+    if state is not None and settings is not None:
+        text += f"; {observe.undecided(state)} cell(s) undecided; spent {fmt_duration(state.spent_s)}"
+        limit = observe.budget_s(state, settings)
+        if limit is not None:
+            text += f" of a {fmt_duration(limit)} budget"
+    return text
+
+
+def design_text(d: dict[str, Any]) -> str:
+    """The adaptive design's end: how its cells stopped, and its time against a ``repeats: 3`` grid."""
+    state = d["state"]
+    kinds = Counter(c.status for c in state.cells)
+    parts = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+    return (f"design finished after {d['rounds']} round(s): {parts}; spent {fmt_duration(state.spent_s)}, "
+            f"the same grid with repeats: 3 about {fmt_duration(state.baseline_s)}")  # fmt: skip
 
 
 class QuietObserver:
@@ -271,6 +327,10 @@ class QuietObserver:
                 r["status"], _fmt(r.get("total_throughput")), _fmt(r.get("mean_tpot_ms"), 2),
                 extra.split("\n", 1)[0], self.clock.eta_text(),
             )  # fmt: skip
+        elif event == "round_start":
+            log.info("%s", plain(round_text(d)))
+        elif event == "design_done":
+            log.info("%s", design_text(d))
         elif event == "reports":
             log.info("writing the reports")
         elif event == "run_end":
@@ -344,6 +404,11 @@ class LiveObserver:
         self.clock.event(event, d)
         if event == "run_start":
             self.progress.update(self.task, total=d["todo"])
+        elif event == "round_start":
+            self.progress.update(self.task, total=self.clock.total)
+            self.console.print(escape(round_text(d)))
+        elif event == "design_done":
+            self.console.print(escape(design_text(d)))
         elif event == "server_start":
             self.status = f"{'restarting' if d['restart'] else 'starting'} server {d['label']} ..."
         elif event == "server_ready":

@@ -7,7 +7,7 @@ import logging
 import shlex
 import sys
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from specsweep import redact
 from specsweep.errors import UsageError
@@ -42,17 +42,27 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--executor", default="local", choices=["local", "ray"], help="where configs run (default local)"
     )
     p.add_argument("--ray-address", help="--executor ray: cluster address (default RAY_ADDRESS, else local)")
+    p.add_argument(
+        "--adaptive",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run the adaptive design (repeat only what is still undecided; the file's 'adaptive:' "
+        "section or its defaults; docs/statistics.md); --no-adaptive: a file's design off, one pass",
+    )
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
     from specsweep import orchestrate
-    from specsweep.loader import load_experiment
+    from specsweep.loader import load_experiment, with_design
     from specsweep.servers import reap
     from specsweep.store import RunDir
 
     if bool(args.experiment) == bool(args.resume):
         raise UsageError("give an experiment file, or --resume RUN_DIR (one of them)")
+    if args.resume and args.adaptive is not None:
+        flag = "--adaptive" if args.adaptive else "--no-adaptive"
+        raise UsageError(f"{flag} applies to a new run; --resume continues the run as it was started")
     redact.register_environ()  # OPENAI_API_KEY (the client's bearer token), HF_TOKEN, ...
     for h in logging.getLogger().handlers:  # no secret reaches the terminal through a log line
         if not any(isinstance(f, ScrubFilter) for f in h.filters):
@@ -70,6 +80,8 @@ def _run(args: argparse.Namespace) -> int:
             return 0
     else:
         _, plan = load_experiment(args.experiment)
+        if args.adaptive is not None:
+            plan = with_design(plan, args.adaptive, args.experiment)
         if args.dry_run:
             print_plan(plan)
             return 0
@@ -143,11 +155,15 @@ def print_plan(
     print(f"experiment: {exp.name}", file=out)
     if exp.description:
         print(f"  {exp.description}", file=out)
-    print(
-        f"{len(plan.configs)} configuration(s), {len(cells)} cell(s) x {exp.repeats} repeat(s) = "
-        f"{len(cells) * exp.repeats} benchmark run(s)",
-        file=out,
-    )
+    if exp.adaptive is None:
+        order = f", {exp.run_order} run order" if exp.repeats > 1 else ""
+        print(
+            f"{len(plan.configs)} configuration(s), {len(cells)} cell(s) x {exp.repeats} repeat(s) = "
+            f"{len(cells) * exp.repeats} benchmark run(s){order}",
+            file=out,
+        )
+    else:
+        print(f"{len(plan.configs)} configuration(s), {len(cells)} cell(s), adaptive design", file=out)
     for d in orchestrate.describe_plan(plan):
         cfg = d["config"]
         params = redact.redact_tree(dict(cfg.params))
@@ -160,7 +176,7 @@ def print_plan(
                 print(f"  env: {plain(redact.redact_env(dict(cfg.spec.env)))}", file=out)
         for c in d["cells"]:
             done = sum((c.cell_id, r) in finished for r in range(exp.repeats))
-            mark = f"  [{done}/{exp.repeats} done]" if finished else ""
+            mark = f"  [{done}/{exp.repeats} done]" if finished and exp.adaptive is None else ""
             print(
                 plain(
                     f"  - {c.cell_id}: {c.scenario} concurrency={c.max_concurrency} num_prompts={c.num_prompts}"
@@ -168,12 +184,47 @@ def print_plan(
                 + mark,
                 file=out,
             )
-    est = estimate_plan(plan, finished, rows)
-    skip = f"; {est.skipped} finished run(s) skipped" if est.skipped else ""
-    learned = f", scaled x{est.scale:.2f} by the finished cells' measured time" if est.scale != 1.0 else ""
-    print(f"\nestimated duration: about {_dur(est.total_s)} for {est.todo} run(s){skip}{learned}", file=out)
+    if exp.adaptive is not None:
+        print_design(plan, out)
+    else:
+        est = estimate_plan(plan, finished, rows)
+        skip = f"; {est.skipped} finished run(s) skipped" if est.skipped else ""
+        learned = (
+            f", scaled x{est.scale:.2f} by the finished cells' measured time" if est.scale != 1.0 else ""
+        )
+        print(
+            f"\nestimated duration: about {_dur(est.total_s)} for {est.todo} run(s){skip}{learned}", file=out
+        )
     print("  assumes:", file=out)
     for a in assumptions(plan):
         print(f"  - {a}", file=out)
     for w in orchestrate.preflight(plan):
         print(f"warning: {w}", file=out)
+
+
+def print_design(plan: Plan, out: TextIO) -> None:
+    """The adaptive design's dry run: its settings, its first pass, and the worst case it may spend."""
+    from specsweep.estimate_design import BASELINE_REPEATS, estimate_design
+
+    opts = plan.experiment.adaptive
+    assert opts is not None
+    est = estimate_design(plan)
+    budget = "none (max_repeats only)" if opts.budget is None else str(opts.budget)
+    share = " of the same grid with repeats: 3" if isinstance(opts.budget, str) and "%" in opts.budget else ""
+    print(
+        f"\nadaptive design: equivalence margin +-{opts.margin:.0%}, at most {opts.max_repeats} runs per "
+        f"config and cell, budget {budget}{share}",
+        file=out,
+    )
+    print(f"first pass: {est.runs} run(s) in {est.launches} launch(es), about {_dur(est.pass_s)}", file=out)
+    print(
+        f"then: only the cells still undecided, up to {est.max_repeats} runs each "
+        f"(at most {est.runs * est.max_repeats} runs, about {_dur(est.ceiling_s)})",
+        file=out,
+    )
+    limit = f"; the budget: {_dur(est.budget_s)}" if est.budget_s is not None else ""
+    print(
+        f"worst case: about {_dur(est.worst_s)} in all{limit}; the same grid with repeats: "
+        f"{BASELINE_REPEATS} would take about {_dur(est.baseline_s)}",
+        file=out,
+    )
