@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from specsweep import stats
 from specsweep.analysis import anomalies as an
-from specsweep.analysis import core, crossover, recommend
+from specsweep.analysis import core, crossover, model, recommend, verdicts
 from specsweep.analysis.data import load, skip_notes
 from specsweep.errors import UsageError, one_of
 from specsweep.report import build_advice as advice
@@ -101,8 +101,9 @@ def build_view(
     t = core.build_sweep(ds, method, baseline) if kind == "sweep" else core.build_compare(ds, baseline)
     noise = core.measure_noise(ds, min_effect)
     dom_rows, dom_view = domains.build_domains(ds, noise, baseline)
-    vs = core.all_verdicts(t, core.PRIMARY, noise)
-    lat = [v for m in core.LATENCY_VERDICT_METRICS for v in core.all_verdicts(t, m, noise)]
+    fam = verdicts.report_verdicts(t, noise, core.PRIMARY, core.LATENCY_VERDICT_METRICS)
+    vs = fam[core.PRIMARY]
+    lat = [v for m in core.LATENCY_VERDICT_METRICS for v in fam[m]]
     ws = core.winners(t, vs)
     anomalies = an.find_all(t, vs, noise)
     skip = {(a.scenario, a.concurrency) for a in anomalies if a.kind in ("trend_outlier", "prefix_cache")}
@@ -171,6 +172,7 @@ def build_view(
         "anomalies": anomaly_views,
         "checks": checks,
         "detectable": verdict_notes.detectable(vs) or 0.0,
+        "n_compared": len(vs),
     }
     return V.ReportView(
         kind=kind,  # type: ignore[arg-type]
@@ -184,6 +186,6 @@ def build_view(
         findings=findings.band_findings(t, vs, ws, skip, bands), class_best=findings.class_best(t, vs, skip), gaps=findings.gaps(t, vs, ws),
         anomalies=anomaly_views, crossovers=cross_views, recommendations=band_recs + recs, schedule=sched, checks=checks,
         compare=compare, next_steps=advice.next_steps(t, parts, noise, prov), lossless=lossless,
-        notes=advice.aa_scenario_notes(t, noise) + advice.computed_notes(t) + advice.preflight_notes(t) + [V.Msg(key="note.skipped", args={"what": w}) for w in skip_notes(ds.skipped)],
+        notes=advice.aa_scenario_notes(t, noise) + verdict_notes.model_notes(model.findings(ds, core.PRIMARY, True), lambda x: short_name(t, x) or x) + advice.computed_notes(t) + advice.preflight_notes(t) + [V.Msg(key="note.skipped", args={"what": w}) for w in skip_notes(ds.skipped)],
         domains=dom_rows, domain_summary=dom_view,
     )  # fmt: skip

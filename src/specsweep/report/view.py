@@ -194,6 +194,12 @@ class Verdict(_Frozen):
     target_effect: float = 0.05  # the planning aid's target difference
     repeats_needed: int | None = None  # runs per config to decide target_effect with 80% power
     se_log: float = 0.0  # standard error of log(1 + effect)
+    df: float | None = None  # the t reference's degrees of freedom (None: normal, an assumed noise)
+    noise_a: float = 0.0  # each config's run-to-run noise sd (log scale): never one for both
+    noise_b: float = 0.0
+    gated: bool = False  # a secondary metric's family not opened: the primary metric named no winner
+    equivalent: bool = False  # the adaptive design showed a and b within its margin
+    looks: int = 1  # looks at the data the verdict rests on (rounds of the adaptive design)
 
 
 class WinnerRow(_Frozen):
