@@ -16,12 +16,23 @@ absent) and ``launch_s`` (its launch's start -> ready time).
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from specsweep.adaptive.types import DesignSettings, DesignState, Observation, Point
+
+PlanNext = Callable[
+    [Sequence[Observation], Sequence[str], Sequence[Point], DesignSettings, Mapping[str, float]], DesignState
+]
+
+
+def default_rules() -> PlanNext:
+    """The design's rules: specsweep.adaptive.schedule.plan_next (imported when first needed)."""
+    rules: PlanNext = importlib.import_module("specsweep.adaptive.schedule").plan_next
+    return rules
 
 
 def _int(x: Any) -> int | None:

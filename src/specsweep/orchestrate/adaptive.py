@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from specsweep.adaptive import observe
-from specsweep.adaptive.types import Batch, DesignSettings, DesignState, Launch, Observation, Point
+from specsweep.adaptive.types import Batch, DesignState, Launch, Point
 from specsweep.config import Cell, Plan
 from specsweep.errors import SpecsweepError
 from specsweep.orchestrate.job import ConfigJob, Observer, no_observer
@@ -31,9 +31,7 @@ from specsweep.store import RunDir
 
 log = logging.getLogger(__name__)
 
-PlanNext = Callable[
-    [Sequence[Observation], Sequence[str], Sequence[Point], DesignSettings, Mapping[str, float]], DesignState
-]
+PlanNext = observe.PlanNext
 MAX_ROUNDS = 1000  # a guard against rules that never finish; max_repeats bounds a sound design far lower
 
 
@@ -41,14 +39,6 @@ class RoundRunner(Protocol):
     """What the loop needs of an executor (specsweep.orchestrate.run.Executor)."""
 
     def run(self, jobs: Sequence[ConfigJob]) -> object: ...
-
-
-def default_plan_next() -> PlanNext:
-    """The design's rules (specsweep.adaptive.schedule.plan_next)."""
-    import importlib
-
-    rules: PlanNext = importlib.import_module("specsweep.adaptive.schedule").plan_next
-    return rules
 
 
 def first_pass(plan: Plan) -> Batch:
@@ -138,7 +128,7 @@ def run_design(
 ) -> DesignState:
     """Run the design into ``run_dir`` until the rules say it is finished (or continue it: resume);
     returns the rules' final state."""
-    d = Design(plan, plan_next or default_plan_next())
+    d = Design(plan, plan_next or observe.default_rules())
     rnd = 0
     state: DesignState | None = None
     while rnd < MAX_ROUNDS:

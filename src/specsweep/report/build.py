@@ -15,6 +15,7 @@ from specsweep.report import build_advice as advice
 from specsweep.report import build_findings as findings
 from specsweep.report import domains, verdict_notes
 from specsweep.report import view as V
+from specsweep.report.build_design import build_design
 from specsweep.report.build_findings import short_name, view_verdict
 from specsweep.report.build_provenance import provenance
 
@@ -187,5 +188,5 @@ def build_view(
         anomalies=anomaly_views, crossovers=cross_views, recommendations=band_recs + recs, schedule=sched, checks=checks,
         compare=compare, next_steps=advice.next_steps(t, parts, noise, prov), lossless=lossless,
         notes=advice.aa_scenario_notes(t, noise) + verdict_notes.model_notes(model.findings(ds, core.PRIMARY, True), lambda x: short_name(t, x) or x) + advice.computed_notes(t) + advice.preflight_notes(t) + [V.Msg(key="note.skipped", args={"what": w}) for w in skip_notes(ds.skipped)],
-        domains=dom_rows, domain_summary=dom_view,
+        domains=dom_rows, domain_summary=dom_view, design=build_design(ds),
     )  # fmt: skip

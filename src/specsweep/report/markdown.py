@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from specsweep.report import i18n
+from specsweep.report.design_render import design_markdown, design_summary_md
 from specsweep.report.display import value_text, winner_text
 from specsweep.report.domains_render import domains_markdown
 from specsweep.report.i18n import fmt_num, fmt_pct, label, text
@@ -172,6 +173,7 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
     i18n.check_lang(lang)
     L = lambda k, **a: label(k, lang, **a)  # noqa: E731
     out: list[str] = [f"# {text(view.title, lang)}", ""]
+    out += design_summary_md(view, lang)
     out += provenance(view, lang)
     out += ["", "---", "", f"## {L('sec.core')}", ""]
     out += core_table(view, lang)
@@ -179,6 +181,7 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
     title = L("sec.winners") if view.kind == "sweep" else L("sec.winners_by", metric=metric)
     out += ["", "---", "", f"## {title}", ""]
     out += winner_table(view, lang)
+    out += design_markdown(view, lang)
     out += ["", "---", "", f"## {L('sec.findings')}", ""]
     n = 0
     if view.kind == "compare" and view.compare is not None:

@@ -41,6 +41,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from specsweep.report.design_view import DesignView
 from specsweep.report.domains import DomainRow, DomainsView
 
 VIEW_SCHEMA = "specsweep.report.view/1"
@@ -394,6 +395,8 @@ class ReportView(_Frozen):
     # per-domain section (report.domains): one row per category x cell x config, and its verdicts
     domains: list[DomainRow] = Field(default_factory=list)
     domain_summary: DomainsView | None = None
+    # a run made with the adaptive design: how each cell was decided, its cost (report.design_view)
+    design: DesignView | None = None
 
     def to_json(self, *, indent: bool = True) -> str:
         return self.model_dump_json(indent=2 if indent else None)
