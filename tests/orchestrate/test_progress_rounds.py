@@ -103,3 +103,23 @@ def test_dry_run_prints_the_first_pass_and_the_worst_case(capsys: pytest.Capture
     assert est.baseline_s == pytest.approx(3 * est.pass_s) and est.ceiling_s == pytest.approx(3 * est.pass_s)
     unlimited = estimate_design(design_plan(budget=None))
     assert unlimited.budget_s is None and unlimited.worst_s == unlimited.ceiling_s
+
+
+def test_resumed_dry_run_says_what_is_stored_and_what_comes_next(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from specsweep.adaptive import observe
+    from specsweep.orchestrate import create_run_dir
+    from specsweep.orchestrate.adaptive import run_design
+
+    from .design_fakes import RepeatRules, VirtualRunner
+
+    plan = design_plan()
+    rd = create_run_dir(plan, tmp_path)
+    with pytest.raises(KeyboardInterrupt):  # the first pass and one run of round 1
+        run_design(plan, rd, VirtualRunner(rd, stop_after=7), plan_next=RepeatRules())
+    monkeypatch.setattr(observe, "default_rules", RepeatRules)
+    print_plan(plan, rows=rd.summary(), manifest=rd.manifest)
+    out = capsys.readouterr().out
+    assert "stored: 7 run(s) in 2 round(s)" in out
+    assert "the rules on the stored runs: next 6 run(s) in 3 launch(es)" in out

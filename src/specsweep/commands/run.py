@@ -76,7 +76,8 @@ def _run(args: argparse.Namespace) -> int:
         if args.dry_run:
             from specsweep.run_secrets import finished_cells
 
-            print_plan(plan, finished=finished_cells(plan, run_dir.finished()), rows=run_dir.iter_summary(0))
+            print_plan(plan, finished=finished_cells(plan, run_dir.finished()), rows=run_dir.iter_summary(0),
+                       manifest=run_dir.manifest)  # fmt: skip
             return 0
     else:
         _, plan = load_experiment(args.experiment)
@@ -144,7 +145,10 @@ def _dur(s: float) -> str:
 
 
 def print_plan(
-    plan: Plan, finished: set[tuple[str, int]] | None = None, rows: Iterable[dict[str, Any]] = ()
+    plan: Plan,
+    finished: set[tuple[str, int]] | None = None,
+    rows: Iterable[dict[str, Any]] = (),
+    manifest: dict[str, Any] | None = None,
 ) -> None:
     from specsweep import orchestrate
 
@@ -186,6 +190,8 @@ def print_plan(
             )
     if exp.adaptive is not None:
         print_design(plan, out)
+        if manifest is not None:
+            print_design_state(list(rows), manifest, out)
     else:
         est = estimate_plan(plan, finished, rows)
         skip = f"; {est.skipped} finished run(s) skipped" if est.skipped else ""
@@ -228,3 +234,29 @@ def print_design(plan: Plan, out: TextIO) -> None:
         f"{BASELINE_REPEATS} would take about {_dur(est.baseline_s)}",
         file=out,
     )
+
+
+def print_design_state(rows: list[dict[str, Any]], manifest: dict[str, Any], out: TextIO) -> None:
+    """A resumed design's dry run: what is stored, and what the rules say on it."""
+    from specsweep.adaptive import observe
+
+    inputs = observe.design_inputs(rows, manifest)
+    if inputs is None or not inputs.observations:
+        print("stored: nothing yet; the run starts with the first pass", file=out)
+        return
+    state = observe.default_rules()(*inputs.args())
+    rounds = len({o.round for o in inputs.observations})
+    print(
+        f"stored: {len(inputs.observations)} run(s) in {rounds} round(s), {_dur(state.spent_s)} spent; "
+        f"{observe.undecided(state)} cell(s) still undecided",
+        file=out,
+    )
+    if state.next is None:
+        print("the rules on the stored runs: the design is finished (a resume writes the reports)", file=out)
+    else:
+        runs = sum(len(x.runs) for x in state.next.launches)
+        print(
+            f"the rules on the stored runs: next {runs} run(s) in {len(state.next.launches)} launch(es); "
+            f"worst case {_dur(state.worst_case_s)} in all (a round cut short is finished first)",
+            file=out,
+        )
