@@ -54,6 +54,7 @@ class PairTest:
     blur: float = 0.0
     blur_df: float = math.inf
     unaligned: bool = False  # the configs were measured in run orders with no common clock
+    shared_var: float = 0.0  # the part of se^2 from the drift estimate, common to every cell's test
 
     @property
     def effect(self) -> float:
@@ -79,8 +80,7 @@ class PairTest:
             tail = _t_sf((d - c) / self.blur, self.blur_df) + _t_sf((d + c) / self.blur, self.blur_df)
         else:
             tail = (np.abs(c) >= d).astype(float)
-        k = c.size
-        return float(min(1.0, (float(np.sum(tail)) + 1.0) / (k + 1.0)))
+        return float(min(1.0, float(np.mean(tail))))
 
     @property
     def p_value(self) -> float:
@@ -128,9 +128,10 @@ def compare(
     if ga is None or gb is None:
         return None
     na_, nb_ = model.noise(a[0]), model.noise(b[0])
-    sa, dfa = (na_.sigma, na_.df_eff) if na_ else (assumed, math.inf)
-    sb, dfb = (nb_.sigma, nb_.df_eff) if nb_ else (assumed, math.inf)
-    qa, qb = sa**2 / ga.n, sb**2 / gb.n
+    va, dfa = na_.var_of(ga) if na_ else (assumed**2, math.inf)
+    vb, dfb = nb_.var_of(gb) if nb_ else (assumed**2, math.inf)
+    sa, sb = math.sqrt(va), math.sqrt(vb)
+    qa, qb = va / ga.n, vb / gb.n
     extra = 0.0
     if within is not None:
         extra += (within[0] ** 2 if na_ is None else 0.0) + (within[1] ** 2 if nb_ is None else 0.0)
@@ -155,16 +156,28 @@ def compare(
     if na_ and nb_ and min(ga.n, gb.n) == 1:
         other = drift_var + extra
         if ga.n == 1 and gb.n == 1:
-            ra, rb = _compress(na_.residuals), _compress(nb_.residuals)
-            null = (ra[:, None] - rb[None, :]).ravel()
-            blur = math.sqrt(other)
+            # two single runs: the two configs' own A/A differences (e - e'), smoothed (Silverman)
+            null = _compress(np.concatenate([na_.pair_diffs, nb_.pair_diffs]))
+            blur = math.sqrt(other + _bandwidth(null) ** 2) if null.size else 0.0
         else:
             single, q, dfm = (na_.residuals, qb, dfb) if ga.n == 1 else (nb_.residuals, qa, dfa)
             null = _compress(single)
             blur = math.sqrt(q + other)
             blur_df = dfm if other == 0 else math.inf
+        if null.size == 0:
+            null = None
     return PairTest(d, math.sqrt(se2), df, method, ga.n, gb.n, sa, sb, na_ is not None, nb_ is not None,
-                    null, blur, blur_df, unaligned is not None)  # fmt: skip
+                    null, blur, blur_df, unaligned is not None, drift_var)  # fmt: skip
+
+
+def _bandwidth(x: np.ndarray) -> float:
+    """Silverman's rule of thumb for a normal kernel: 0.9 min(sd, IQR/1.34) n^(-1/5)."""
+    if x.size < 2:
+        return 0.0
+    sd = float(np.std(x, ddof=1))
+    iqr = float(np.subtract(*np.percentile(x, [75, 25]))) / 1.34
+    spread = min(sd, iqr) if iqr > 0 else sd
+    return 0.9 * spread * x.size ** (-0.2)
 
 
 def _unaligned(model: NoiseModel, da: frozenset[str], db: frozenset[str]) -> float | None:

@@ -71,11 +71,16 @@ def runs_to_decide(
 
 
 def gain_interval(
-    log_effects: Sequence[float], ses: Sequence[float], dfs: Sequence[float], confidence: float = 0.95
+    log_effects: Sequence[float],
+    ses: Sequence[float],
+    dfs: Sequence[float],
+    shared: Sequence[float] | None = None,
+    confidence: float = 0.95,
 ) -> tuple[float, float, float]:
     """(gain, low, high) as ratios - 1: the mean of the cells' log effects; with two or more cells a t
-    interval (k - 1 df) from their spread, which holds their own errors and their real variation;
-    with one cell, that cell's own interval."""
+    interval (k - 1 df) from their spread, which holds their own errors and their real variation,
+    plus ``shared`` (per cell, the standard error they have in common: the drift estimate's, which
+    moves every cell alike and so is not in the spread); with one cell, that cell's own interval."""
     k = len(log_effects)
     if k == 0 or len(ses) != k or len(dfs) != k:
         raise ValueError("gain_interval needs one standard error and df per cell effect")
@@ -84,8 +89,7 @@ def gain_interval(
     if k == 1:
         hw = critical_value(level, dfs[0]) * ses[0]
     else:
-        sd = math.sqrt(sum((x - mean) ** 2 for x in log_effects) / (k - 1))
-        # never narrower than the cells' own errors allow (identical effects have no spread)
-        own = math.sqrt(sum(s * s for s in ses)) / k
-        hw = critical_value(level, k - 1) * max(sd / math.sqrt(k), own)
+        var = sum((x - mean) ** 2 for x in log_effects) / (k - 1) / k
+        common = sum(s * s for s in shared) / k if shared else 0.0
+        hw = critical_value(level, k - 1) * math.sqrt(var + common)
     return math.expm1(mean), math.expm1(max(mean - hw, -30.0)), math.expm1(min(mean + hw, 30.0))
