@@ -141,6 +141,7 @@ class PairVerdict:
     gated: bool = False  # a secondary metric whose family was not opened (the primary named no winner)
     equivalent: bool = False  # the adaptive design showed the two within +-margin (a tie)
     looks: int = 1  # looks at the data behind the verdict (the adaptive design's rounds)
+    se_shared: float = 0.0  # the part of se_log every cell shares (the drift estimate's)
 
 
 @dataclass

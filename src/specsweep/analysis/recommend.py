@@ -164,6 +164,7 @@ def decide_group(
     effects: list[float] = []
     ses: list[float] = []
     dfs: list[float] = []
+    shared: list[float] = []
     bases: list[str] = []
     per_cell = []
     for s, c in points:
@@ -178,10 +179,11 @@ def decide_group(
         effects.append(math.log1p(e))
         ses.append(v.se_log)
         dfs.append(math.inf if v.df is None else v.df)
+        shared.append(v.se_shared)
         per_cell.append({"scenario": s, "concurrency": c, "effect": e, "verdict": verdict})
     if not effects:
         return None
-    g, lo_g, hi_g = gain_interval(effects, ses, dfs)
+    g, lo_g, hi_g = gain_interval(effects, ses, dfs, shared)
     alternatives = []
     for lab in cands[1:]:
         vv = [find_verdict(vs, s, c, best, lab) for s, c in points]
