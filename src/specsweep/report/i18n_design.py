@@ -32,6 +32,7 @@ _l("design.stop.equivalent", "equivalent", "等效")
 _l("design.stop.max_repeats", "max repeats", "达到最大重复次数")
 _l("design.stop.budget", "budget", "预算用尽")
 _l("design.stop.behind", "clearly behind", "明显落后")
+_l("design.stop.futile", "more runs would not decide it", "再多运行也无法判定")
 _l("design.stop.running", "still running", "仍在测量")
 _l("design.stop.none", "-", "-")
 
