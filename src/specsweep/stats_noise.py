@@ -41,10 +41,9 @@ Group = tuple[str, Hashable]  # (config label, cell)
 @dataclass(frozen=True)
 class ConfigNoise:
     """One config's run-to-run noise: ``sigma`` (sd of one run's log value, pooled), its degrees of
-    freedom (``df`` as counted, ``df_eff`` after the kurtosis cut), the scaled residuals it comes
-    from, and how much it varies between cells: ``d0`` and ``s0`` of the scaled inverse chi-square
-    law the cells' own variances follow (empirical Bayes, :func:`moderation`; d0 = inf: no variation
-    beyond chance, the pooled noise holds for every cell)."""
+    freedom (``df`` as counted, ``df_eff`` after the kurtosis cut), the scaled residuals and
+    within-group differences it comes from, and whether its cells' variances differ beyond chance
+    (Bartlett at HETERO_LEVEL: the report warns, the pooled noise would not hold for every cell)."""
 
     sigma: float
     df: float
@@ -52,8 +51,6 @@ class ConfigNoise:
     residuals: np.ndarray  # one run's deviation from its group's mean, scaled to one run's spread
     groups: int  # groups with 2 or more runs
     pair_diffs: np.ndarray  # within-group differences of two runs (drift-adjusted)
-    d0: float = math.inf
-    s0: float = 0.0
     heterogeneous: bool = False  # the cells' variances differ beyond chance (Bartlett, HETERO_LEVEL)
 
     @property
@@ -61,16 +58,11 @@ class ConfigNoise:
         return self.df > 0 and self.sigma > 0
 
     def var_of(self, g: GroupEst) -> tuple[float, float]:
-        """(variance of one run, its df) for this config in group ``g``. Cells alike in noise: the
-        pooled noise. Cells that differ (or a heavy-tailed noise, which looks the same): a group with
-        repeats on its own repeats (Welch, as if nothing were pooled); a single run from the law of
-        the cells' variances, a t with d0 df and scale s0 (its predictive)."""
-        if not self.heterogeneous:
-            return self.sigma**2, self.df_eff
-        if g.d > 0 and g.s2 > 0:
-            return g.s2, g.d
-        # one run: its variance is the cells' mean variance (the pooled one), known to d0 df at most
-        return self.sigma**2, min(self.d0, self.df_eff)
+        """(variance of one run, its df) for this config in group ``g``: the pooled noise. (Switching
+        to a cell's own repeats when Bartlett's test finds the cells' noise differs was measured and
+        rejected: choosing the test after looking makes the cells whose repeats happen to agree
+        closely win too often, 5.7% of all-A/A grids against 3.7%; docs/statistics.md.)"""
+        return self.sigma**2, self.df_eff
 
 
 @dataclass(frozen=True)
@@ -81,8 +73,6 @@ class GroupEst:
     n: int
     xbar: np.ndarray  # mean of the group's drift columns (positions, round indicators)
     domains: frozenset[str]
-    s2: float = 0.0  # the group's own variance (drift-adjusted residuals) and its df
-    d: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -213,10 +203,12 @@ def fit(
     domain: Sequence[str] | None = None,
     rounds: Sequence[int] | np.ndarray | None = None,
     block_domains: frozenset[str] = frozenset(),
+    diagnostics: bool = True,
 ) -> NoiseModel:
     """The noise model of these runs (one entry per run; ``y`` = oriented log values). ``pos``: each
     run's position in its ``domain``'s run order (NaN: unknown, no drift is fitted for it);
-    ``rounds``: its round, used as time blocks only in ``block_domains``."""
+    ``rounds``: its round, used as time blocks only in ``block_domains``. ``diagnostics``: also the
+    checks only the report's notes need (drift the model leaves, outlier runs)."""
     yv = np.asarray(y, dtype=float)
     n = yv.size
     cfg = np.asarray(list(configs), dtype=object)
@@ -261,22 +253,18 @@ def fit(
     scaled = e * scale
     kurt = _kurtosis(e, ng[g], cfg, sig2, rep)
     keep_share = 1.0 - (rank / total_df if total_df > 0 else 0.0)  # df the drift terms took, spread evenly
-    gss = np.bincount(g, weights=e * e, minlength=len(keys))
-    gd = np.maximum(ng - 1.0, 0.0) * keep_share
-    gs2 = np.where(gd > 0, gss / np.maximum(gd, 1e-12), 0.0)
     out_cfg: dict[str, ConfigNoise] = {}
     for c in labels:
         m = (cfg == c) & rep
         dfc = max(base_df[c] * keep_share, 0.0)
         s = math.sqrt(sig2[c]) if sig2[c] > 0 else 0.0
         mine = np.array([i for i, k in enumerate(keys) if k[0] == c and ng[i] >= 2], dtype=int)
-        het = _bartlett_p(e, g, mine, ng) <= HETERO_LEVEL
-        d0, s0sq = moderation(gs2[mine], gd[mine]) if het else (math.inf, 0.0)
-        if het and (math.isinf(d0) or s0sq <= 0):  # differ by the test, not by the moments: the pooled law
-            d0, s0sq = max(dfc * 2.0 / (2.0 + kurt), 1.0), sig2[c]
+        het = diagnostics and _bartlett_p(e, g, mine, ng) <= HETERO_LEVEL
         out_cfg[c] = ConfigNoise(s, dfc, dfc * 2.0 / (2.0 + kurt), scaled[m], int(mine.size),
-                                 _pair_diffs(e, g, mine), d0, math.sqrt(s0sq) if s0sq > 0 else s, het)  # fmt: skip
-    drift = _drift_summary(names, beta, v_beta, x, span, total_df - rank, e, g, posv, dom, cfg, sig2)
+                                 _pair_diffs(e, g, mine), het)  # fmt: skip
+    drift = _drift_summary(
+        names, beta, v_beta, x, diagnostics, span, total_df - rank, e, g, posv, dom, cfg, sig2
+    )
     # the drift is taken out where rounds are time blocks (interleaved, adaptive: cheap and robust) or
     # where it is found; elsewhere (blocked order, repeats back to back) its estimate is too unsure to
     # correct with, and the report says the order cannot rule a drift out
@@ -287,13 +275,13 @@ def fit(
         m = g == i
         xb = x[m].mean(axis=0) * mask if x.shape[1] else np.zeros(0)
         mean = float(yv[m].mean() - (xb @ beta if x.shape[1] else 0.0))
-        ests[k] = GroupEst(mean, int(ng[i]), xb, frozenset(dom[m].tolist()), float(gs2[i]), float(gd[i]))
-    outl = _outliers(e, g, ng, keys, cfg, out_cfg)
+        ests[k] = GroupEst(mean, int(ng[i]), xb, frozenset(dom[m].tolist()))
+    outl = _outliers(e, g, ng, keys, cfg, out_cfg) if diagnostics else ()
     return NoiseModel(out_cfg, ests, beta, v_beta, drift, kurt, outl, span)
 
 
-MIN_MODERATION_GROUPS = 3
-HETERO_LEVEL = 0.1  # cells' variances differ (Bartlett) at this level: each cell its own noise
+MIN_BARTLETT_GROUPS = 3
+HETERO_LEVEL = 0.01  # cells' variances differ (Bartlett) at this level: the report warns
 
 
 def _pair_diffs(e: np.ndarray, g: np.ndarray, mine: np.ndarray) -> np.ndarray:
@@ -309,54 +297,16 @@ def _pair_diffs(e: np.ndarray, g: np.ndarray, mine: np.ndarray) -> np.ndarray:
 
 def _bartlett_p(e: np.ndarray, g: np.ndarray, mine: np.ndarray, ng: np.ndarray) -> float:
     """Bartlett's test that a config's groups share one variance (on the drift-adjusted residuals);
-    1.0 with fewer than MIN_MODERATION_GROUPS groups. It also answers "no" to a heavy-tailed noise,
+    1.0 with fewer than MIN_BARTLETT_GROUPS groups. It also answers "no" to a heavy-tailed noise,
     which is what it is used for too: either way, one pooled noise would not hold."""
     from scipy import stats as st
 
     groups = [e[g == i] for i in mine if ng[i] >= 2]
     groups = [x for x in groups if float(np.ptp(x)) > 0]
-    if len(groups) < MIN_MODERATION_GROUPS:
+    if len(groups) < MIN_BARTLETT_GROUPS:
         return 1.0
     p = float(st.bartlett(*groups).pvalue)
     return p if math.isfinite(p) else 1.0
-
-
-def trigamma_inverse(x: float) -> float:
-    """y with trigamma(y) = x (Newton's method as in limma's trigammaInverse)."""
-    from scipy.special import polygamma
-
-    if x > 1e7:
-        return 1.0 / math.sqrt(x)
-    if x < 1e-6:
-        return 1.0 / x
-    y = 0.5 + 1.0 / x
-    for _ in range(50):
-        tri = float(polygamma(1, y))
-        dif = tri * (1.0 - tri / x) / float(polygamma(2, y))
-        y += dif
-        if -dif / y < 1e-8:
-            break
-    return y
-
-
-def moderation(s2: np.ndarray, d: np.ndarray) -> tuple[float, float]:
-    """(d0, s0^2): the scaled inverse chi-square law of the groups' variances ``s2`` (``d`` df each),
-    by moments of log s^2 (Smyth 2004, limma's fitFDist): the spread of log s^2 beyond what chance
-    gives (trigamma(d/2)) is trigamma(d0/2). d0 = inf when there is none (or fewer than
-    MIN_MODERATION_GROUPS groups): the cells share one noise."""
-    from scipy.special import digamma, polygamma
-
-    ok = (s2 > 0) & (d > 0)
-    s2, d = s2[ok], d[ok]
-    if s2.size < MIN_MODERATION_GROUPS:
-        return math.inf, 0.0
-    e = np.log(s2) - digamma(d / 2) + np.log(d / 2)
-    emean = float(e.mean())
-    evar = float(np.sum((e - emean) ** 2) / (e.size - 1)) - float(np.mean(polygamma(1, d / 2)))
-    if evar <= 0:
-        return math.inf, math.exp(emean)
-    d0 = 2.0 * trigamma_inverse(evar)
-    return d0, math.exp(emean + float(digamma(d0 / 2)) - math.log(d0 / 2))
 
 
 def _kurtosis(
@@ -379,6 +329,7 @@ def _drift_summary(
     beta: np.ndarray,
     v_beta: np.ndarray,
     x: np.ndarray,
+    diagnostics: bool,
     span: dict[str, float],
     df: float,
     resid: np.ndarray,
@@ -411,7 +362,7 @@ def _drift_summary(
         se = math.sqrt(max(float(v_beta[lin, lin]), 0.0)) if lin is not None else 0.0
         per_run = float(beta[lin]) if lin is not None else 0.0
         rounds = any(names[j][1] == "round" for j in js)
-        nl = _variogram_p(resid, g, pos, m, cfg, sig2)
+        nl = _variogram_p(resid, g, pos, m, cfg, sig2) if diagnostics else 1.0
         out.append(Drift(d, per_run, se, span.get(d, 0.0), size, p, rounds, nl))
     return tuple(out)
 

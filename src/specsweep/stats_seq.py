@@ -4,8 +4,9 @@ grid (docs/statistics.md, "The adaptive design").
 
 A pair (two configs in one cell) is *looked at* once per look index: look 0 while a side's noise is
 not measured (the first pass: the assumed noise, which only large gaps pass), then look ``j`` the
-first time both sides have ``j`` runs with measured noise (j = 1 .. max_repeats). Look ``k`` spends
-the share ``w[k]`` of the level (fixed in advance, summing to 1). The pair's sequential p value is
+first time both sides have ``j`` runs with measured noise (j in 1, 2, max_repeats: the sizes the
+design's rounds take a cell to). Look ``k`` spends the share ``w[k]`` of the level (fixed in
+advance, summing to 1; 0 for a size the design never stops at). The pair's sequential p value is
 ``P = min_k p_k / w[k]`` over the looks it had: by the union bound ``P`` is a valid p value whatever
 the stopping (a look never made counts as p = 1, and the look at ``j`` runs a side is the test a
 fixed design of ``j`` runs would make). ``P`` only falls as looks are added, and BH is monotone in
@@ -34,14 +35,24 @@ from specsweep.stats_noise import NoiseModel, fit
 ASSUMED_SHARE = 0.1  # share of the level spent on the first pass (assumed noise: only large gaps)
 
 
-def look_weights(max_repeats: int) -> np.ndarray:
-    """w[0] for the assumed-noise look, w[j] for j = 1..max_repeats runs a side (measured noise);
-    fixed in advance, summing to 1. Later looks get more (they have more runs and decide the close
-    cells): w[j] proportional to j."""
+def look_sizes(max_repeats: int) -> tuple[int, ...]:
+    """The runs a side at which a pair is looked at with measured noise: 1, 2 and max_repeats (the
+    design's rounds take a running cell from 1 run to 2, then to max_repeats in one launch)."""
     if max_repeats < 1:
         raise ValueError(f"max_repeats must be >= 1, got {max_repeats}")
-    j = np.arange(1, max_repeats + 1, dtype=float)
-    return np.concatenate([[ASSUMED_SHARE], (1.0 - ASSUMED_SHARE) * j / j.sum()])
+    return tuple(sorted({1, min(2, max_repeats), max_repeats}))
+
+
+def look_weights(max_repeats: int) -> np.ndarray:
+    """w[0] for the assumed-noise look, w[j] for j = 1..max_repeats runs a side (measured noise);
+    fixed in advance, summing to 1: ASSUMED_SHARE for look 0, the rest over look_sizes in proportion
+    to the runs (later looks decide the close cells), 0 for sizes the design never stops at."""
+    sizes = look_sizes(max_repeats)
+    w = np.zeros(max_repeats + 1)
+    w[0] = ASSUMED_SHARE
+    for j in sizes:
+        w[j] = (1.0 - ASSUMED_SHARE) * j / sum(sizes)
+    return w
 
 
 @dataclass(frozen=True)
@@ -65,7 +76,7 @@ class Runs:
     def model(self) -> NoiseModel:
         blocks = frozenset({self.domain}) if self.rounds_are_blocks else frozenset()
         return fit(self.configs, self.cells, self.y, pos=self.pos, domain=[self.domain] * self.y.size,
-                   rounds=self.rounds, block_domains=blocks)  # fmt: skip
+                   rounds=self.rounds, block_domains=blocks, diagnostics=False)  # fmt: skip
 
 
 PairKey = tuple[Hashable, str, str]  # (cell, a, b)
@@ -90,28 +101,34 @@ class SeqPair:
     def last(self) -> Look:
         return self.looks[-1]
 
+    def _w(self, lk: Look, p: float) -> float:
+        w = self.weights[lk.index]
+        return min(1.0, p / w) if w > 0 else 1.0
+
     @property
     def p_seq(self) -> float:
-        return min(1.0, min(lk.p / self.weights[lk.index] for lk in self.looks))
+        return min(self._w(lk, lk.p) for lk in self.looks)
 
     @property
     def p_eq_seq(self) -> float:
-        return min(1.0, min(lk.p_eq / self.weights[lk.index] for lk in self.looks))
+        return min(self._w(lk, lk.p_eq) for lk in self.looks)
 
     @property
     def deciding(self) -> Look:
         """The look with the smallest weighted p value (its sign is the decision's direction)."""
-        return min(self.looks, key=lambda lk: lk.p / self.weights[lk.index])
+        return min(self.looks, key=lambda lk: self._w(lk, lk.p))
 
     def interval(self, level: float) -> tuple[float, float]:
         """The repeated confidence interval (log) at overall ``level``: the intersection of the looks'
         intervals at ``level * w[k]``; the last look's if the intersection is empty."""
         lo, hi = -30.0, 30.0
         for lk in self.looks:
+            if self.weights[lk.index] <= 0:
+                continue
             h = lk.test.half_width(level * self.weights[lk.index])
             lo, hi = max(lo, lk.test.log_effect - h), min(hi, lk.test.log_effect + h)
         if lo > hi:
-            h = self.last.test.half_width(level * self.weights[self.last.index])
+            h = self.last.test.half_width(level * max(self.weights[self.last.index], 1e-12))
             lo, hi = self.last.test.log_effect - h, self.last.test.log_effect + h
         return lo, hi
 
@@ -119,15 +136,16 @@ class SeqPair:
 def tost_p(test: PairTest, margin: float) -> float:
     """p value of "the configs differ by less than +-margin" (both one-sided t tests); 1.0 with a single
     run on a side or an unmeasured noise (equivalence is never claimed from an assumption)."""
-    from scipy import stats as st
+    from scipy import special
 
     if min(test.n_a, test.n_b) < 2 or not (test.measured_a and test.measured_b) or test.se <= 0:
         return 1.0
     m = math.log1p(margin)
-    dist = st.norm if math.isinf(test.df) else st.t(test.df)
-    lo = float(dist.sf((test.log_effect + m) / test.se))
-    hi = float(dist.sf((m - test.log_effect) / test.se))
-    return max(lo, hi)
+
+    def sf(z: float) -> float:
+        return float(special.ndtr(-z)) if math.isinf(test.df) else float(special.stdtr(test.df, -z))
+
+    return max(sf((test.log_effect + m) / test.se), sf((m - test.log_effect) / test.se))
 
 
 def look_index(test: PairTest, max_repeats: int) -> int:
@@ -137,13 +155,22 @@ def look_index(test: PairTest, max_repeats: int) -> int:
 
 
 def sequential(
-    runs: Runs, pairs: Sequence[PairKey], *, max_repeats: int, margin: float, upto: int | None = None
+    runs: Runs,
+    pairs: Sequence[PairKey],
+    *,
+    max_repeats: int,
+    margin: float,
+    upto: int | None = None,
+    prior: dict[PairKey, SeqPair] | None = None,
+    after: int = -1,
 ) -> dict[PairKey, SeqPair]:
-    """Every pair's looks, round by round (data of rounds <= r at round r's look)."""
+    """Every pair's looks, round by round (data of rounds <= r at round r's look). ``prior`` and
+    ``after``: the looks already made up to round ``after`` (the same runs' earlier rounds), extended
+    with the later rounds only - the same result, computed once."""
     w = tuple(float(x) for x in look_weights(max_repeats))
-    looks: dict[PairKey, list[Look]] = {}
+    looks: dict[PairKey, list[Look]] = {k: list(v.looks) for k, v in (prior or {}).items()}
     last = int(runs.rounds.max()) if runs.rounds.size else -1
-    for r in range(0, (last if upto is None else min(upto, last)) + 1):
+    for r in range(after + 1, (last if upto is None else min(upto, last)) + 1):
         sub = runs.upto(r)
         if not np.any(sub.rounds == r):
             continue

@@ -1,6 +1,10 @@
 """What the orchestrator and the design's rules exchange: observations in, decisions and the next
 batch out. Frozen dataclasses only (picklable for the Ray executor, comparable in tests).
 
+Changes since the lead's first version (for the orchestration side): ``CellStatus.stopped_by`` may
+also be "futile" (a pair that max_repeats runs would not resolve even if its estimate were right;
+the cell's status is then "undecided"), and "no_data" cells have an empty ``stopped_by``.
+
 Vocabulary:
 - a *run* is one (config, cell) measurement, a summary row; its ``repeat`` numbers the runs of
   that (config, cell) from 0, so (cell_id, repeat) stays the store's resume key;
@@ -109,7 +113,7 @@ class CellStatus:
     leader: str | None
     runs: dict[str, int] = field(default_factory=dict)  # label -> runs with a value
     pairs: tuple[PairStatus, ...] = ()
-    stopped_by: Literal["decided", "equivalent", "max_repeats", "budget", "behind", ""] = ""
+    stopped_by: Literal["decided", "equivalent", "max_repeats", "budget", "behind", "futile", ""] = ""
 
 
 @dataclass(frozen=True)
