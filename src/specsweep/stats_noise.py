@@ -403,8 +403,10 @@ def _outliers(
     cfg: np.ndarray,
     conf: dict[str, ConfigNoise],
 ) -> tuple[Outlier, ...]:
-    """Runs of groups with 3 or more runs whose leave-one-out residual e n/(n-1) is beyond OUTLIER_K
-    robust sd (1.4826 MAD of the config's scaled residuals) times its own scale sqrt(n/(n-1))."""
+    """Runs of groups with 3 or more runs that lie beyond OUTLIER_K robust sd (1.4826 MAD of the
+    config's scaled residuals) from the median of their group's other runs (a median, so that one far
+    run does not make its neighbours look far too); the median's own spread widens the scale:
+    sd * sqrt(1 + (pi/2) / (n - 1))."""
     out = []
     for i in np.flatnonzero(ng[g] >= 3):
         c = str(cfg[i])
@@ -412,9 +414,9 @@ def _outliers(
         if res.size < 6:
             continue
         s = 1.4826 * float(np.median(np.abs(res)))
-        n = ng[g[i]]
-        loo = e[i] * n / (n - 1)
-        sd = s * math.sqrt(n / (n - 1))
-        if s > 0 and abs(loo) > OUTLIER_K * sd:
-            out.append(Outlier(c, keys[g[i]][1], int(i), math.expm1(loo), abs(loo) / sd))
+        others = e[(g == g[i]) & (np.arange(e.size) != i)]
+        dev = float(e[i] - np.median(others))
+        sd = s * math.sqrt(1.0 + (math.pi / 2) / others.size)
+        if s > 0 and abs(dev) > OUTLIER_K * sd:
+            out.append(Outlier(c, keys[g[i]][1], int(i), math.expm1(dev), abs(dev) / sd))
     return tuple(out)

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from specsweep.adaptive.observe import settings_of
+from specsweep.adaptive.types import DesignSettings
 from specsweep.analysis.data import Dataset
 from specsweep.stats_noise import Drift, NoiseModel, Outlier, fit
 from specsweep.stats_seq import Runs
@@ -97,17 +99,11 @@ def order_kind(man: dict[str, Any]) -> str:
     return k if isinstance(k, str) else ""
 
 
-def design_of(ds: Dataset) -> dict[str, Any] | None:
-    """The design's settings when every run dir of the dataset was made by it (one run dir: the usual
-    case); None otherwise (the plain rule applies)."""
+def design_of(ds: Dataset) -> DesignSettings | None:
+    """The design's settings when the dataset is one run dir made by it; None otherwise (the plain
+    rule applies: several run dirs are no longer the design's data alone)."""
     mans = list(manifest_of(ds).values())
-    found = []
-    for m in mans:
-        d = m.get("design")
-        if not (isinstance(d, dict) and d.get("kind") == "adaptive"):
-            return None
-        found.append(d.get("settings") if isinstance(d.get("settings"), dict) else {})
-    return found[0] if len(found) == 1 else None
+    return settings_of(mans[0]) if len(mans) == 1 else None
 
 
 def metric_runs(ds: Dataset, metric: str, higher_is_better: bool) -> MetricRuns:
@@ -150,12 +146,16 @@ def metric_runs(ds: Dataset, metric: str, higher_is_better: bool) -> MetricRuns:
                       tuple(doms), np.array([x[5] for x in rows], dtype=int), blocks, kinds)  # fmt: skip
 
 
+TAILS_KURTOSIS = 1.0  # excess kurtosis of the measured noise from which single runs are warned about
+
+
 @dataclass(frozen=True)
 class Findings:
     """What the noise model says about the data, for the report's notes: each config's own noise
     (None: not measured), the drift per domain, run dirs recorded in blocked order with several
-    configs, whether a found drift spans run dirs with no common clock, and the runs flagged as
-    outliers (labels and cells)."""
+    configs, whether a found drift spans run dirs with no common clock, the runs flagged as outliers,
+    the configs whose cells differ in noise (Bartlett), and whether the noise has heavy tails
+    (outliers flagged or excess kurtosis >= TAILS_KURTOSIS)."""
 
     noise: dict[str, tuple[float, float] | None]
     drift: tuple[Drift, ...]
@@ -163,6 +163,8 @@ class Findings:
     blocked: tuple[str, ...]
     unaligned: bool
     outliers: tuple[Outlier, ...]
+    heterogeneous: tuple[str, ...] = ()
+    tails: bool = False
 
 
 def findings(ds: Dataset, metric: str, higher_is_better: bool) -> Findings:
@@ -179,4 +181,6 @@ def findings(ds: Dataset, metric: str, higher_is_better: bool) -> Findings:
     unaligned = (
         bool(found) and len(by_dom) > 1 and any(len(cs) < len(set(runs.configs)) for cs in by_dom.values())
     )
-    return Findings(noise, m.drift, runs.order_kinds, blocked, unaligned, m.outliers)
+    het = tuple(c for c, n in sorted(m.configs.items()) if n.heterogeneous)
+    tails = bool(m.outliers) or m.kurtosis >= TAILS_KURTOSIS
+    return Findings(noise, m.drift, runs.order_kinds, blocked, unaligned, m.outliers, het, tails)

@@ -97,10 +97,8 @@ def _tests(t: Table, metric: str, noise: Noise, runs: MetricRuns, model: NoiseMo
                 pairs.append((s, c, labels[i], labels[j], ea.picked, eb.picked))
     seq: dict[Any, SeqPair] = {}
     if design is not None and pairs:
-        margin = float(design.get("margin", 0.05))
-        max_rep = int(design.get("max_repeats", 4))
         seq = sequential(runs.as_design_runs(), [((s, c), pa, pb) for s, c, _a, _b, pa, pb in pairs],
-                         max_repeats=max_rep, margin=margin)  # fmt: skip
+                         max_repeats=design.max_repeats, margin=design.margin)  # fmt: skip
     for s, c, a, b, pa, pb in pairs:
         ea, eb = t.entry(a, s, c), t.entry(b, s, c)
         assert ea is not None and eb is not None and ea.data is not None and eb.data is not None
@@ -175,6 +173,8 @@ def report_verdicts(
     family, opened only when the primary family names a winner)."""
     if not 0 < level < 1:
         raise UsageError(f"verdict level must be in (0, 1), got {level}")
+    design = design_of(t.dataset)
+    level = design.level if design is not None else level  # a design run: the level it was run at
     out: dict[str, VerdictList] = {}
     runs = metric_runs(t.dataset, primary, METRICS[primary].higher_is_better)
     fp = _tests(t, primary, noise, runs, runs.model())

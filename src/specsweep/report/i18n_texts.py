@@ -127,6 +127,22 @@ _t(
     "{n} 次运行明显偏离同一测试点的其他运行：{list}。实测噪声包含了它们：这会降低分辨力，但不会提高误判胜者率。",
 )
 _t(
+    "note.noise_differs",
+    "The run-to-run noise differs between cells beyond chance for {list} (Bartlett's test): the verdicts use "
+    "each config's noise pooled over its cells, which understates it in the noisiest cells; repeat those "
+    "cells or read their verdicts with care.",
+    "{list} 的运行间噪声在不同测试点之间的差异超出偶然范围（Bartlett 检验）：判定使用每个配置在所有测试点上合并的噪声，"
+    "会低估最嘈杂测试点的噪声；请重复这些测试点，或谨慎解读其判定。",
+)
+_t(
+    "note.single_run_tails",
+    "The measured noise has heavy tails (runs far off their cell): verdicts that rest on single runs can name "
+    "false winners more often than the stated level, which a few A/A pairs cannot rule out; "
+    "repeats (repeats: 2 or more) hold it.",
+    "实测噪声有重尾（个别运行明显偏离同一测试点）：基于单次运行的判定误判胜者的频率可能高于所述水平，少量 A/A 对无法排除"
+    "这一点；重复运行（repeats: 2 及以上）可以保持该水平。",
+)
+_t(
     "noise.min_effect",
     "minimum effect counted as a win: {min_effect:.1%}",
     "计为胜出的最小差异：{min_effect:.1%}",

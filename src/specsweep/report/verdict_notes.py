@@ -124,9 +124,11 @@ def _where(domain: str) -> str:
     return "all runs" if domain == "clock" else Path(domain).name or domain
 
 
-def model_notes(f: Findings, label: Callable[[str], str]) -> list[Msg]:
+def model_notes(f: Findings, label: Callable[[str], str], vs: Sequence[PairVerdict] = ()) -> list[Msg]:
     """Notes on what the verdicts' noise model found (analysis.model.findings): each config's own
-    noise, drift taken out or not accountable, blocked order, outlier runs."""
+    noise, drift taken out or not accountable, blocked order, outlier runs, cells that differ in
+    noise, and heavy tails under verdicts that rest on single runs (the shapes the rule cannot hold:
+    docs/statistics.md)."""
     out: list[Msg] = []
     measured = [
         f"{label(c)} {s:.1%} ({df:.0f} df)" for c, v in f.noise.items() if v is not None for s, df in [v]
@@ -156,4 +158,8 @@ def model_notes(f: Findings, label: Callable[[str], str]) -> list[Msg]:
         cells = [f"{label(o.config)} {o.cell[0]} c={o.cell[1]} ({o.departure:+.0%})" for o in f.outliers
                  if isinstance(o.cell, tuple)]  # fmt: skip
         out.append(Msg(key="note.outliers", args={"n": len(f.outliers), "list": "; ".join(cells[:8])}))
+    if f.heterogeneous:
+        out.append(Msg(key="note.noise_differs", args={"list": ", ".join(label(c) for c in f.heterogeneous)}))
+    if f.tails and any(min(v.n_a, v.n_b) == 1 and v.method == "t_measured_noise" for v in vs):
+        out.append(Msg(key="note.single_run_tails", args={}))
     return out
