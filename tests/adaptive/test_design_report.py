@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
-from test_analysis import make_run, row  # noqa: E402
-from test_design_rules import LABELS, replay  # noqa: E402
+from test_analysis import make_run, row
+from test_design_rules import LABELS, replay
 
-from specsweep.adaptive.types import DesignSettings  # noqa: E402
-from specsweep.report import build_view  # noqa: E402
+from specsweep.adaptive.types import DesignSettings
+from specsweep.report import build_view
 
 SETTINGS = DesignSettings(budget_fraction=None)
 
