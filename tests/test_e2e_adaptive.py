@@ -71,6 +71,7 @@ def test_design_interrupted_and_resumed(tmp_path: Path) -> None:
     before = rows_of(run)
     if p.returncode == 130:  # interrupted inside the design (the usual case)
         assert "specsweep run --resume" in err and rd.manifest["status"] == "interrupted"
+        assert [i["status"] for i in rd.manifest["invocations"]] == ["interrupted"]
         assert len({(r["label"], r["max_concurrency"]) for r in before if r["round"] == 0}) == 4
     else:  # the design finished before the signal landed (a very fast host): resume must do nothing
         assert p.returncode in (0, 1), err
