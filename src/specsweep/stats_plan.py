@@ -20,6 +20,7 @@ from specsweep.stats import DEFAULT_LEVEL, DEFAULT_POWER, DEFAULT_TARGET, critic
 
 NOISE_CONFIDENCE = 0.9  # the noise the plan uses is its 90% upper confidence bound
 MAX_RUNS = 200
+MIN_SPREAD_CELLS = 3  # a recommendation's interval holds the cells' spread from this many cells
 
 
 def noise_upper(sigma: float, df: float, confidence: float = NOISE_CONFIDENCE) -> float:
@@ -77,19 +78,25 @@ def gain_interval(
     shared: Sequence[float] | None = None,
     confidence: float = 0.95,
 ) -> tuple[float, float, float]:
-    """(gain, low, high) as ratios - 1: the mean of the cells' log effects; with two or more cells a t
-    interval (k - 1 df) from their spread, which holds their own errors and their real variation,
-    plus ``shared`` (per cell, the standard error they have in common: the drift estimate's, which
-    moves every cell alike and so is not in the spread); with one cell, that cell's own interval."""
+    """(gain, low, high) as ratios - 1: the mean of the cells' log effects. With MIN_SPREAD_CELLS or
+    more cells, a t interval (k - 1 df) from their spread, which holds their own errors and their real
+    variation, plus ``shared`` (per cell, the standard error they have in common: the drift estimate's,
+    which moves every cell alike and so is not in the spread): the gain to expect over the band's
+    workloads. With fewer cells the spread cannot be estimated (a t with 1 df makes a two-cell band's
+    interval run from a loss to a ten-fold gain): the interval is for these cells' mean, from their own
+    errors (t, Welch-Satterthwaite df)."""
     k = len(log_effects)
     if k == 0 or len(ses) != k or len(dfs) != k:
         raise ValueError("gain_interval needs one standard error and df per cell effect")
     mean = sum(log_effects) / k
     level = 1.0 - confidence
-    if k == 1:
-        hw = critical_value(level, dfs[0]) * ses[0]
+    common = sum(s * s for s in shared) / k if shared else 0.0
+    if k < MIN_SPREAD_CELLS:
+        own = [s * s / (k * k) for s in ses]  # each cell's part of the mean's variance (drift included)
+        var = sum(own)
+        den = sum(v * v / d for v, d in zip(own, dfs, strict=True) if not math.isinf(d) and d > 0)
+        hw = critical_value(level, var * var / den if den > 0 else math.inf) * math.sqrt(var)
     else:
         var = sum((x - mean) ** 2 for x in log_effects) / (k - 1) / k
-        common = sum(s * s for s in shared) / k if shared else 0.0
         hw = critical_value(level, k - 1) * math.sqrt(var + common)
     return math.expm1(mean), math.expm1(max(mean - hw, -30.0)), math.expm1(min(mean + hw, 30.0))
