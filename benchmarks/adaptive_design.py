@@ -36,6 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # a sibling helper, also when loaded by path
+from doc_section import write_between
 from specsweep import stats
 from specsweep.adaptive.schedule import step
 from specsweep.adaptive.types import DesignSettings, DesignState, Observation, Point
@@ -297,16 +299,6 @@ def markdown(rows: Sequence[Row], command: str, settings: DesignSettings) -> str
     return "\n".join(out)
 
 
-def write_section(path: Path, body: str) -> None:
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    block = f"{BEGIN}\n{body}\n{END}"
-    if BEGIN in text and END in text:
-        text = text[: text.index(BEGIN)] + block + text[text.index(END) + len(END) :]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    path.write_text(text, encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     p.add_argument(
@@ -330,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(md)
     if a.write:
-        write_section(Path(a.write), md)
+        write_between(Path(a.write), BEGIN, END, md)
         print(f"wrote {a.write}", file=sys.stderr)
     return 0
 

@@ -57,26 +57,28 @@ def look_weights(max_repeats: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Runs:
-    """Runs as the rules see them, one entry per run with a value: ``y`` the oriented log value."""
+    """Runs as the noise model sees them, one entry per run with a value: ``y`` the oriented log value,
+    ``pos`` its place in its order domain's run order, ``rounds`` its round (time blocks in
+    ``block_domains``). The design's runs are one domain whose rounds are blocks."""
 
     configs: tuple[str, ...]
     cells: tuple[Hashable, ...]
     y: np.ndarray
     pos: np.ndarray
     rounds: np.ndarray
-    domain: str = "run"
-    rounds_are_blocks: bool = True
+    domains: tuple[str, ...] = ()  # one per run; empty: one domain, "run"
+    block_domains: frozenset[str] = frozenset({"run"})
 
     def upto(self, r: int) -> Runs:
-        m = self.rounds <= r
-        idx = np.flatnonzero(m)
-        return Runs(tuple(self.configs[i] for i in idx), tuple(self.cells[i] for i in idx), self.y[m],
-                    self.pos[m], self.rounds[m], self.domain, self.rounds_are_blocks)  # fmt: skip
+        idx = np.flatnonzero(self.rounds <= r)
+        doms = tuple(self.domains[i] for i in idx) if self.domains else ()
+        return Runs(tuple(self.configs[i] for i in idx), tuple(self.cells[i] for i in idx), self.y[idx],
+                    self.pos[idx], self.rounds[idx], doms, self.block_domains)  # fmt: skip
 
-    def model(self) -> NoiseModel:
-        blocks = frozenset({self.domain}) if self.rounds_are_blocks else frozenset()
-        return fit(self.configs, self.cells, self.y, pos=self.pos, domain=[self.domain] * self.y.size,
-                   rounds=self.rounds, block_domains=blocks, diagnostics=False)  # fmt: skip
+    def model(self, diagnostics: bool = False) -> NoiseModel:
+        doms = self.domains or ("run",) * self.y.size
+        return fit(self.configs, self.cells, self.y, pos=self.pos, domain=doms, rounds=self.rounds,
+                   block_domains=self.block_domains, diagnostics=diagnostics)  # fmt: skip
 
 
 PairKey = tuple[Hashable, str, str]  # (cell, a, b)

@@ -24,7 +24,7 @@ import numpy as np
 from specsweep.adaptive.observe import settings_of
 from specsweep.adaptive.types import DesignSettings
 from specsweep.analysis.data import Dataset
-from specsweep.stats_noise import Drift, NoiseModel, Outlier, fit
+from specsweep.stats_noise import Drift, NoiseModel, Outlier
 from specsweep.stats_seq import Runs
 
 BLOCK_ORDERS = ("interleaved", "adaptive")
@@ -32,30 +32,14 @@ BLOCK_ORDERS = ("interleaved", "adaptive")
 
 @dataclass(frozen=True)
 class MetricRuns:
-    """One metric's runs, as arrays (one entry per ok run with a positive value)."""
+    """One metric's runs (one entry per ok run with a positive value) and each order domain's
+    recorded run order ("" unknown)."""
 
-    configs: tuple[str, ...]
-    cells: tuple[Hashable, ...]
-    y: np.ndarray
-    pos: np.ndarray
-    domains: tuple[str, ...]
-    rounds: np.ndarray
-    block_domains: frozenset[str]
-    order_kinds: dict[str, str]  # domain -> run_order kind ("" unknown)
+    runs: Runs
+    order_kinds: dict[str, str]
 
     def model(self) -> NoiseModel:
-        return fit(self.configs, self.cells, self.y, pos=self.pos, domain=self.domains, rounds=self.rounds,
-                   block_domains=self.block_domains)  # fmt: skip
-
-    def as_design_runs(self) -> Runs:
-        return Runs(
-            self.configs,
-            self.cells,
-            self.y,
-            self.pos,
-            self.rounds,
-            self.domains[0] if self.domains else "run",
-        )
+        return self.runs.model(diagnostics=True)
 
 
 def _int(v: Any) -> int | None:
@@ -142,8 +126,9 @@ def metric_runs(ds: Dataset, metric: str, higher_is_better: bool) -> MetricRuns:
                 pos[i] = rank
         doms = [x[3] for x in rows]
         blocks = frozenset(d for d in dirs if kinds.get(d) in BLOCK_ORDERS)
-    return MetricRuns(tuple(x[0] for x in rows), tuple(x[1] for x in rows), np.array([x[2] for x in rows]), pos,
-                      tuple(doms), np.array([x[5] for x in rows], dtype=int), blocks, kinds)  # fmt: skip
+    runs = Runs(tuple(x[0] for x in rows), tuple(x[1] for x in rows), np.array([x[2] for x in rows]), pos,
+                np.array([x[5] for x in rows], dtype=int), tuple(doms), blocks)  # fmt: skip
+    return MetricRuns(runs, kinds)
 
 
 TAILS_KURTOSIS = 1.0  # excess kurtosis of the measured noise from which single runs are warned about
@@ -168,14 +153,14 @@ class Findings:
 
 
 def findings(ds: Dataset, metric: str, higher_is_better: bool) -> Findings:
-    runs = metric_runs(ds, metric, higher_is_better)
-    m = runs.model()
+    mr = metric_runs(ds, metric, higher_is_better)
+    runs, m = mr.runs, mr.model()
     noise = {c: ((n.sigma, n.df_eff) if n.measured else None) for c, n in sorted(m.configs.items())}
     by_dom: dict[str, set[str]] = {}
     for c, d in zip(runs.configs, runs.domains, strict=True):
         by_dom.setdefault(d, set()).add(c)
     blocked = tuple(
-        sorted(d for d, k in runs.order_kinds.items() if k == "blocked" and len(by_dom.get(d, ())) > 1)
+        sorted(d for d, k in mr.order_kinds.items() if k == "blocked" and len(by_dom.get(d, ())) > 1)
     )
     found = [d for d in m.drift if d.found]
     unaligned = (
@@ -183,4 +168,4 @@ def findings(ds: Dataset, metric: str, higher_is_better: bool) -> Findings:
     )
     het = tuple(c for c, n in sorted(m.configs.items()) if n.heterogeneous)
     tails = bool(m.outliers) or m.kurtosis >= TAILS_KURTOSIS
-    return Findings(noise, m.drift, runs.order_kinds, blocked, unaligned, m.outliers, het, tails)
+    return Findings(noise, m.drift, mr.order_kinds, blocked, unaligned, m.outliers, het, tails)

@@ -97,7 +97,7 @@ def _tests(t: Table, metric: str, noise: Noise, runs: MetricRuns, model: NoiseMo
                 pairs.append((s, c, labels[i], labels[j], ea.picked, eb.picked))
     seq: dict[Any, SeqPair] = {}
     if design is not None and pairs:
-        seq = sequential(runs.as_design_runs(), [((s, c), pa, pb) for s, c, _a, _b, pa, pb in pairs],
+        seq = sequential(runs.runs, [((s, c), pa, pb) for s, c, _a, _b, pa, pb in pairs],
                          max_repeats=design.max_repeats, margin=design.margin)  # fmt: skip
     for s, c, a, b, pa, pb in pairs:
         ea, eb = t.entry(a, s, c), t.entry(b, s, c)
