@@ -55,6 +55,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SpecsweepError as e:
         sys.stderr.write(f"specsweep: error: {e}\n")
         return e.exit_code
+    except ModuleNotFoundError as e:  # a broken install: a declared dependency is gone (optional
+        if not e.name or e.name.split(".")[0] == "specsweep":  # extras raise MissingDependency)
+            raise
+        sys.stderr.write(
+            f"specsweep: error: the module {e.name!r} that specsweep needs is not installed; reinstall "
+            "specsweep with its dependencies (pip install specsweep, or pip install -e . in a checkout)\n"
+        )
+        return 2
     except KeyboardInterrupt:
         sys.stderr.write("specsweep: interrupted\n")
         return 130

@@ -21,12 +21,15 @@ Exit codes of the ``specsweep`` command (docs/getting-started.md lists them for 
     5    ``bench`` measured, but its self-check marked the measurement invalid (the client's
          own timing could be off by more than the contract allows; the result, written in full,
          says why under ``invalid_reason``): not an error, and not a number to trust
+    6    ``run`` measured (every finished cell is stored) but a report could not be written; it
+         prints why and the command that writes it later (``specsweep report RUN_DIR``)
     130  interrupted (Ctrl-C or SIGTERM); finished work is kept
 """
 
 from __future__ import annotations
 
 EXIT_INVALID_MEASUREMENT = 5
+EXIT_REPORT_FAILED = 6
 EXIT_INTERRUPTED = 130
 
 

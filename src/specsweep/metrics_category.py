@@ -4,7 +4,12 @@ For each category c of the measured requests (warmup excluded; records without o
 ``"uncategorized"``), over the run's whole duration D (the categories share the run):
 
 - ``completed``: requests of c that produced output; ``failed``: the others;
-- ``output_throughput`` = sum(output tokens of c) / D; ``total_throughput`` adds their prompt tokens;
+- ``output_throughput`` = sum(output tokens of c) / D; ``total_throughput`` adds their prompt tokens.
+  Both divide by the whole run's duration: in a run that mixes categories they are c's share of the
+  run's throughput, not c's own throughput;
+- ``per_request_tok_s`` = sum(output tokens) / sum(E2E seconds) over c's completed requests: how fast
+  c's responses were generated (output tokens per second of request time, token-weighted), measured
+  per response, so c's own even in a mixed run;
 - ``mean_tpot_ms``, ``mean_ttft_ms``: means over c's requests (metrics.tpot_ms, first chunk - send);
 - ``accept_length``: sum(output tokens) / sum(spec_verify_ct) over c's requests that report the
   server's verify count (SGLang); else 1 + accepted / decode steps from the drafts each response
@@ -35,8 +40,9 @@ def _mean(xs: list[float]) -> float | None:
 def per_category(
     records: Sequence[RequestRecord], cell_accept_length: float | None = None
 ) -> dict[str, dict[str, Any]]:
-    """{category: {completed, failed, output_throughput, total_throughput, mean_tpot_ms, mean_ttft_ms,
-    accept_length, tokens_per_chunk}}, categories sorted by name (see the module docstring)."""
+    """{category: {completed, failed, output_throughput, total_throughput, per_request_tok_s,
+    mean_tpot_ms, mean_ttft_ms, accept_length, tokens_per_chunk}}, categories sorted by name (see the
+    module docstring)."""
     measured = [r for r in records if not r.is_warmup]
     if not measured:
         return {}
@@ -61,6 +67,7 @@ def per_category(
                 sum(r.output_tokens for r in timed), len(timed), sum(r.draft_accepted or 0 for r in timed)
             )
             al_src = "timings" if al is not None else None
+        e2e_s = sum((r.chunk_ns[-1] - r.send_ns) / 1e9 for r in ok)
         tail_tok = sum(sum(r.chunk_tokens[1:]) for r in ok)
         tail_chunks = sum(sum(1 for n in r.chunk_tokens[1:] if n > 0) for r in ok)
         out[cat] = {
@@ -68,6 +75,7 @@ def per_category(
             "failed": len(rs) - len(ok),
             "output_throughput": out_tok / duration,
             "total_throughput": (out_tok + sum(r.prompt_len for r in ok)) / duration,
+            "per_request_tok_s": out_tok / e2e_s if e2e_s > 0 else None,
             "mean_tpot_ms": _mean([t for r in ok if (t := tpot_ms(r)) is not None]),
             "mean_ttft_ms": _mean([(r.chunk_ns[0] - r.send_ns) / NS_PER_MS for r in ok]),
             "accept_length": al,

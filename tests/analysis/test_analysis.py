@@ -257,9 +257,9 @@ def test_server_info_is_matched_by_config_label(tmp_path: Path) -> None:
         "DSpark(st=5)": ["serve", "--profile", "st5"],
     }
     rec = v.recommendations[0]
-    assert (
-        rec.config == "DSpark(st=5)" and rec.flags is not None and rec.flags.measured == "serve --profile st5"
-    )
+    (pick,) = rec.picks
+    assert rec.config == pick.config == "DSpark(st=5)"
+    assert pick.flags is not None and pick.flags.measured == "serve --profile st5"
 
 
 def test_cli_table_and_kind_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

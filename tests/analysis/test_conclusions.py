@@ -45,8 +45,9 @@ def test_next_default_names_the_config_the_recommendations_name(tmp_path: Path) 
              + [row(*EAGLE, "chat_short", c, 1000) for c in (1, 8, 128)])  # fmt: skip
     v = build_view([tmp_path], "compare")
     steps = [s for s in v.next_steps if s.key == "next.default"]
-    assert len(steps) == 1 and steps[0].args["config"] == "DSpark"
+    assert len(steps) == 1 and steps[0].args["config"] == "DSpark(st=3)"  # the full config, not the method
     assert {r.config for r in v.recommendations if r.config} == {"DSpark"}
+    assert {p.config for r in v.recommendations for p in r.picks} == {"DSpark(st=3)"}
     assert v.compare is not None and v.compare.conclusion.key == "compare.all"
 
 

@@ -85,6 +85,28 @@ def sweep_run(run_number: int, throughput: float) -> dict[str, Any]:
     return out
 
 
+def half_length_pair(tmp: Path) -> Path:
+    """A results dir with one sglang and one vLLM config in the cell ``in1024`` c=8 that ran
+    different workloads: sglang's ``--random-range-ratio 0`` drew ~506 input tokens per request,
+    vLLM sent exactly 1,024 (issue 26 defect 2)."""
+    from specsweep.importers import ImportOptions, run_import
+
+    sg = {**SG_2025, "tag": "in1024", "random_input_len": 1024, "random_range_ratio": 0.0, "completed": 100,
+          "total_input_tokens": 50600, "total_output_tokens": 12800, "total_throughput": 9000.0}  # fmt: skip
+    vl = {k: v for k, v in VLLM_2024.items() if not isinstance(v, list)}
+    vl.update(completed=100, total_input_tokens=102400, total_output_tokens=12800, max_concurrency=8,
+              total_token_throughput=16446.0)  # fmt: skip
+    res = tmp / "res"
+    run_import("sglang", [jsonl(tmp / "sg.jsonl", sg)], res, ImportOptions(label="sglang", method="a"))
+    run_import(
+        "vllm",
+        [document(tmp / "v.json", vl)],
+        res,
+        ImportOptions(label="vLLM", method="b", scenario="in1024"),
+    )
+    return res
+
+
 def jsonl(path: Path, *objs: dict[str, Any]) -> Path:
     """One object a line, Python json (Infinity literals), as sglang writes."""
     path.write_text("".join(json.dumps(o) + "\n" for o in objs), encoding="utf-8")

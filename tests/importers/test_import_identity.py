@@ -102,8 +102,8 @@ def test_rate_sweep_with_concurrency_flag_is_not_one_cell(tmp_path: Path) -> Non
     assert len(cells) == 4  # three rates, one ShareGPT cell
     sizes = sorted(len(c.ok) for c in cells.values() if c is not None)
     assert sizes == [1, 1, 1, 2]  # only the two ShareGPT runs are repeats
-    assert "rag[request_rate=4,dataset_name=random,random_input_len=1024]" in cells
-    assert any("separate cells" in w for w in out.warnings)
+    assert {"rag @ rate 1 req/s", "rag @ rate 2 req/s", "rag @ rate 4 req/s", "rag"} == set(cells)
+    assert any("cells by request rate" in w and "rag @ rate 4 req/s" in w for w in out.warnings)
 
 
 def test_concurrency_flag_never_silently_overrides_the_file(tmp_path: Path) -> None:

@@ -76,7 +76,8 @@ def test_sglang_old_keys_are_computed(tmp_path: Path) -> None:
     f = _write(tmp_path / "old.jsonl", OLD)
     assert _import(tmp_path, "sglang", [f], "--scenario", "rag_medium", "--concurrency", "4") == 0
     (row,) = find_run_dirs([tmp_path / "res"])[0].summary()
-    assert row["scenario"] == "rag_medium" and row["max_concurrency"] == 4
+    # an open-loop line (request_rate 4) capped at --concurrency 4: a cell by rate
+    assert row["scenario"] == "rag_medium @ rate 4 req/s" and row["max_concurrency"] == 4
     assert row["request_throughput"] == pytest.approx(4.0)  # completed / duration
     assert row["input_throughput"] == pytest.approx(500.0)
     assert row["total_throughput"] == pytest.approx(750.0)  # (5000 + 2500) / 10
@@ -110,9 +111,8 @@ def test_repeats_of_one_cell(tmp_path: Path) -> None:
             json.dumps(NEW) + "\n" + json.dumps({**NEW, "output_throughput": "fast"}) + "\n",
             "field 'output_throughput'",
         ),
-        (json.dumps({k: v for k, v in NEW.items() if k != "tag"}) + "\n", "field 'tag'"),
-        (
-            json.dumps({k: v for k, v in NEW.items() if k != "max_concurrency"}) + "\n",
+        (  # neither a concurrency level nor a request rate: no cell to put it in
+            json.dumps({k: v for k, v in NEW.items() if k not in ("max_concurrency", "request_rate")}) + "\n",
             "field 'max_concurrency'",
         ),
         (json.dumps({**NEW, "max_concurrency": 1e30}) + "\n", "field 'max_concurrency'"),

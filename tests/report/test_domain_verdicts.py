@@ -32,7 +32,8 @@ def _dataset(
                 f = 1 + (gain.get(d, 0.0) if lab == "spec" else 0.0)
                 thr, tpot = 1000 * f * np.exp(rng.normal(0, sigma)), 20 / f * np.exp(rng.normal(0, sigma))
                 per[d] = {"completed": 10, "total_throughput": thr, "output_throughput": thr / 2,
-                          "mean_tpot_ms": tpot, "accept_length": None, "tokens_per_chunk": 1.0}  # fmt: skip
+                          "per_request_tok_s": thr / 20, "mean_tpot_ms": tpot, "accept_length": None,
+                          "tokens_per_chunk": 1.0}  # fmt: skip
             ok.append({"per_category": per})
         cells[(lab, "s", 4)] = CellData(label=lab, scenario="s", concurrency=4, ok=ok)
     return Dataset(run_dirs=[], manifests=[], configs=configs, cells=cells)
@@ -63,8 +64,8 @@ def test_aa_over_many_domains_names_false_winners_at_most_at_the_nominal_rate(re
 
 
 def _raw_p(ds: Dataset, d: str, repeats: int) -> float:
-    a = [r["per_category"][d]["total_throughput"] for r in ds.cells[("spec", "s", 4)].ok]
-    b = [r["per_category"][d]["total_throughput"] for r in ds.cells[("base", "s", 4)].ok]
+    a = [r["per_category"][d]["per_request_tok_s"] for r in ds.cells[("spec", "s", 4)].ok]
+    b = [r["per_category"][d]["per_request_tok_s"] for r in ds.cells[("base", "s", 4)].ok]
     if repeats >= 2:
         return stats.log_test_repeats(a, b, higher_is_better=True).p_value
     return stats.log_test_noise(a, b, higher_is_better=True, sigma=NOISE.sigma).p_value

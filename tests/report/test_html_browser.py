@@ -27,6 +27,7 @@ import aiohttp
 import pytest
 from test_html_fixtures import EVIL, hostile_view, install_test_texts, reference_view
 
+from specsweep.report.display import deployed_flags
 from specsweep.report.html import render_html
 from specsweep.report.view import ReportView
 
@@ -314,6 +315,13 @@ def test_reference_report_in_chromium(
             await page.js(CLICK.format(table="#core-table", header=scen))
             names = await page.js(COLUMN.format(table="#core-table", header=scen))
             assert names == sorted(names)
+            if kind == "compare":  # each full config a recommendation names, under its own heading (issue 28)
+                heads = await page.js(
+                    "Array.from(document.querySelectorAll('#recommendations h4')).map(h => h.innerText)"
+                )
+                assert heads == list(deployed_flags(view)) and len(heads) == 2, heads
+                recs = await page.js("document.querySelector('#rec-table').innerText")
+                assert "DSpark(st=5)" in recs and "DSpark(st=3)" in recs
             assert page.errors() == []
             assert all(u.startswith(("file:", "data:")) for u in page.requests()), page.requests()
 

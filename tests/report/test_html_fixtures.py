@@ -34,12 +34,14 @@ from specsweep.report.view import (
     MetricSpec,
     Msg,
     NoiseInfo,
+    Pick,
     Provenance,
     RatioRow,
     Recommendation,
     ReportView,
     ScheduleEntry,
     ServerInfo,
+    SetAside,
     Verdict,
     WinnerRow,
 )
@@ -373,11 +375,20 @@ def hostile_view() -> ReportView:
                 confidence="medium",
                 basis=f"b{EVIL}",
                 n_cells=2,
-                flags=EngineFlags(
-                    vllm=f'--speculative-config \'{{"method": "{EVIL_ALL}"}}\'',
-                    sglang=f"--speculative-algorithm {EVIL}",
-                    measured=f"vllm serve {EVIL_ALL}",
-                ),
+                picks=[
+                    Pick(
+                        config=f"{b}(k={EVIL})",
+                        method=f"m{EVIL}",
+                        cells=[[scen[0], 1]],
+                        flags=EngineFlags(
+                            vllm=f'--speculative-config \'{{"method": "{EVIL_ALL}"}}\'',
+                            sglang=f"--speculative-algorithm {EVIL}",
+                            measured=f"vllm serve {EVIL_ALL}",
+                        ),
+                    )
+                ],
+                set_aside=[SetAside(scenario=scen[0], concurrency=8, reason="invalid", configs=[f"c{EVIL}"])],
+                extra=[m],
                 note=m,
             ),
             Recommendation(

@@ -1,4 +1,4 @@
-"""A disk that fills up while `specsweep run` writes its reports: the run fails (exit 2) with one
+"""A disk that fills up while `specsweep run` writes its reports: the run fails (exit 6, errors.py) with a
 line that says every cell is stored and how to write the report later; it never ends as a success."""
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def test_disk_full_in_the_report_phase_fails_the_run(tmp_path: Path) -> None:
         [sys.executable, str(script), "run", str(path), "--results-dir", str(results), "--quiet"],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
-    assert p.returncode == 2, (p.returncode, p.stderr[-2000:])
+    assert p.returncode == 6, (p.returncode, p.stderr[-2000:])
     (run,) = results.iterdir()
     assert "disk is full" in p.stderr and f"specsweep report {run}" in p.stderr, p.stderr[-2000:]
     assert "Traceback" not in p.stderr

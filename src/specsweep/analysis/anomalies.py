@@ -38,7 +38,7 @@ def trend_outliers(
     labels = [c.label for c in t.columns]
     limit = k * math.log1p(noise.floor)
     for s in t.scenarios():
-        levels = t.levels(s)
+        levels = [c for c in t.levels(s) if c > 0]  # 0: open loop, not on the concurrency axis
         for i in range(len(labels)):
             for j in range(i + 1, len(labels)):
                 a, b = labels[i], labels[j]
@@ -107,11 +107,13 @@ def prefix_cache(t: Table, noise: Noise, metric: str = PRIMARY) -> list[AnomalyD
 
 
 def run_problems(t: Table) -> list[AnomalyData]:
+    """Invalid runs and failed requests of every config the table compares, its best-of pick or not:
+    a compare column's other configs are listed too (issue 28 item 2)."""
     out = []
-    for (_col, s, c), e in sorted(t.entries.items(), key=lambda kv: kv[0]):
-        d = e.data
-        if d is None:
-            continue
+    members = list(dict.fromkeys(lab for col in t.columns for lab in col.members))
+    cells = [d for s, c in t.points for lab in members if (d := t.dataset.get(lab, s, c)) is not None]
+    for d in cells:
+        s, c = d.scenario, d.concurrency
         for row in d.bad:
             if row.get("status") == "invalid":
                 out.append(
@@ -150,9 +152,11 @@ def run_problems(t: Table) -> list[AnomalyData]:
                     s, c, "error_burst", [d.label],
                     {
                         "config": d.label, "failed": failed, "completed": done, "failed_runs": n_failed_runs,
+                        "runs": len(d.ok) + n_failed_runs,
                         "share": failed / (failed + done) if failed + done else 1.0,
                         "kinds": dict(kinds), "max_in_1s": max_1s,
-                        "error": next((str(r.get("error")) for r in d.bad if r.get("error")), ""),
+                        "error": next((str(r.get("error")) for r in d.bad
+                                       if r.get("status") == "failed" and r.get("error")), ""),
                         "failure_kinds": dict(Counter(str(r["failure_kind"]) for r in d.bad
                                                       if r.get("status") == "failed" and r.get("failure_kind"))),
                     },

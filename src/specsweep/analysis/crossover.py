@@ -47,7 +47,7 @@ def crossovers(
                     a, b = b, a
                 seq = []
                 for c in t.levels(s):
-                    if (s, c) in skip:
+                    if (s, c) in skip or c <= 0:  # 0: open loop, no concurrency axis to cross on
                         continue
                     v = find_verdict(vs, s, c, a, b)
                     if v is None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from specsweep import cellnames
 from specsweep.errors import DataError
 from specsweep.records import RequestRecord
 from specsweep.store import SUMMARY, RunDir, find_run_dirs
@@ -175,6 +176,8 @@ def _level(row: dict[str, Any], where: str) -> int:
             raise DataError("summary row has no max_concurrency (the cell's concurrency level)", file=where)
     if isinstance(v, float) and not (math.isfinite(v) and v.is_integer()):
         raise DataError(f"max_concurrency must be a positive integer, got {v!r}", file=where)
+    if v == cellnames.UNBOUNDED and row.get("open_loop") is True and not isinstance(v, bool):
+        return cellnames.UNBOUNDED  # an open-loop run with no concurrency limit (a cell by request rate)
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 1:
         raise DataError(f"max_concurrency must be a positive integer, got {v!r}", file=where)
     return int(v)
@@ -239,6 +242,7 @@ def load(paths: Sequence[str | Path], *, with_records: bool = True) -> Dataset:
     configs: dict[str, ConfigMeta] = {}
     cells: dict[Key, CellData] = {}
     skipped: list[str] = []
+    pending: list[tuple[RunDir, dict[str, Any], str, dict[str, Any]]] = []
     for rd in rds:
         try:
             man = rd.manifest
@@ -246,11 +250,13 @@ def load(paths: Sequence[str | Path], *, with_records: bool = True) -> Dataset:
             skipped.append(f"{e} (the run's provenance is not shown)")
             man = {}
         manifests.append(man)
-        for where, row in _rows(rd, skipped):
-            try:
-                _add_row(rd, man, row, configs, cells, with_records, skipped, where)
-            except DataError as e:
-                skipped.append(f"{where}: {e}; line skipped")
+        pending += [(rd, man, where, row) for where, row in _rows(rd, skipped)]
+    _name_imported_cells([row for _rd, _m, _w, row in pending])
+    for rd, man, where, row in pending:
+        try:
+            _add_row(rd, man, row, configs, cells, with_records, skipped, where)
+        except DataError as e:
+            skipped.append(f"{where}: {e}; line skipped")
     for note in skip_notes(skipped):
         log.warning("skipped: %s", note)
     if not cells:
@@ -308,6 +314,29 @@ def _add_row(
                 cell.records.append(rd.read_records(str(row["cell_id"]), repeat))
             except DataError as e:
                 skipped.append(f"{e} (the summary row is kept; per-request figures lack this repeat)")
+
+
+def _name_imported_cells(rows: list[dict[str, Any]]) -> None:
+    """Imported rows get their scenario name from every imported row read together, so one workload
+    has one name in every import (:func:`cellnames.assign`): a file of 128- and 512-token runs and a
+    file of 512-token runs name the 512 cell alike."""
+    placed, where = [], []
+    for row in rows:
+        base, wl, level = row.get("scenario_base"), row.get("workload"), row.get("max_concurrency")
+        if (
+            not isinstance(base, str)
+            or not isinstance(wl, dict)
+            or isinstance(level, bool)
+            or not isinstance(level, int)
+        ):
+            continue
+        rate = row.get("request_rate")
+        placed.append(
+            cellnames.Placed.of(base, wl, rate if isinstance(rate, (int, float, str)) else None, level)
+        )
+        where.append(row)
+    for row, name in zip(where, cellnames.assign(placed), strict=True):
+        row["scenario"] = name
 
 
 def skip_notes(skipped: list[str], limit: int = 20) -> list[str]:

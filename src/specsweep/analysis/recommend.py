@@ -20,16 +20,21 @@ from specsweep.analysis.core import (
     find_verdict,
     oriented,
 )
+from specsweep.analysis.outcomes import cell_outcomes
 from specsweep.stats_plan import gain_interval
 from specsweep.workload.scenarios import BUILTIN, Scenario, workload_class
 
 # Concurrency bands (inclusive upper bounds): low <= 32 < mid < 96 <= high.
 DEFAULT_BANDS: list[tuple[str, int, int | None]] = [("low", 1, 32), ("mid", 33, 95), ("high", 96, None)]
+# Open-loop cells with no concurrency limit (level 0, cells by request rate): a band of their own.
+OPEN_BAND: tuple[str, int, int | None] = ("open", 0, 0)
 CUDA_GRAPH_CAP = 512  # vLLM max_cudagraph_capture_size default
 DRAFTER_BLOCK = {"dspark": 5}  # drafters that propose a fixed block of tokens per pass
 
 
 def band_of(c: int, bands: list[tuple[str, int, int | None]] = DEFAULT_BANDS) -> tuple[str, int, int | None]:
+    if c == 0:
+        return OPEN_BAND
     for b in bands:
         if c >= b[1] and (b[2] is None or c <= b[2]):
             return b
@@ -158,7 +163,11 @@ def decide_group(
     cands = [lab for lab in labels if lab in present]
     if len(cands) < 2:
         return None
-    cands.sort(key=lambda lab: (score[lab], logsum[lab]), reverse=True)
+    # the leader is beaten in the fewest cells (with two configs: the better score), so with three or
+    # more it is never a config that another one beats where it is itself unbeaten (issue 26 item 3)
+    outs = cell_outcomes(t, vs, points)
+    behind = {lab: sum(1 for o in outs if o.beaten_by.get(lab)) for lab in cands}
+    cands.sort(key=lambda lab: (-behind[lab], score[lab], logsum[lab]), reverse=True)
     best, second = cands[0], cands[1]
     wins = losses = ties = 0
     effects: list[float] = []
@@ -222,6 +231,7 @@ def recommendations(
     t: Table, vs: list[PairVerdict], bands: list[tuple[str, int, int | None]] = DEFAULT_BANDS
 ) -> list[GroupDecision]:
     out = []
+    bands = [*bands, OPEN_BAND]
     bmap = {b[0]: b for b in bands}
     class_order = ["chat", "generation", "decode_heavy", "rag", "long_context", "other"]
     groups = group_points(t, bands, by_class=True)
@@ -240,7 +250,7 @@ def band_summaries(
 ) -> list[GroupDecision]:
     out = []
     groups = group_points(t, bands, by_class=False)
-    for b in bands:
+    for b in [*bands, OPEN_BAND]:
         pts = groups.get((None, b[0]))
         if pts:
             d = decide_group(t, vs, pts, None, b)
@@ -270,17 +280,20 @@ class ScheduleData:
 
 
 def schedule(t: Table, ws: list[Winner], skip: set[tuple[str, int]]) -> list[ScheduleData]:
-    """Per scenario: runs of consecutive levels with the same verdict winner (None: a tie)."""
+    """Per scenario: runs of consecutive levels with the same verdict winner (None: a tie), named by
+    its full config (compare: the winning method's best config in that cell)."""
     out: list[ScheduleData] = []
     for s in t.scenarios():
         runs: list[list[Any]] = []
         for w in ws:
             if w.scenario != s or w.leader is None or w.runner_up is None or (s, w.concurrency) in skip:
                 continue
-            if runs and runs[-1][2] == w.winner:
+            e = t.entry(w.winner, s, w.concurrency) if w.winner else None
+            name = e.picked if e is not None and e.picked else w.winner
+            if runs and runs[-1][2] == name:
                 runs[-1][1] = w.concurrency
             else:
-                runs.append([w.concurrency, w.concurrency, w.winner])
+                runs.append([w.concurrency, w.concurrency, name])
         out.extend(ScheduleData(s, lo, hi, cfg) for lo, hi, cfg in runs)
     return out
 
@@ -366,8 +379,11 @@ class RatioData:
     n_cells: int
 
 
-def latency_ratios(t: Table, ref: str, metrics: list[str]) -> list[RatioData]:
-    """Mean over cells of other/ref per latency metric (the reference reports' "平均比值")."""
+def latency_ratios(
+    t: Table, ref: str, metrics: list[str], skip: set[tuple[str, int]] | None = None
+) -> list[RatioData]:
+    """Mean over cells of other/ref per latency metric (the reference reports' "平均比值"); ``skip``:
+    cells left out (the configs ran different workloads there)."""
     out = []
     for col in t.columns:
         if col.label == ref:
@@ -375,6 +391,8 @@ def latency_ratios(t: Table, ref: str, metrics: list[str]) -> list[RatioData]:
         for m in metrics:
             rs = []
             for s, c in t.points:
+                if skip and (s, c) in skip:
+                    continue
                 a, b = t.value(ref, s, c, m), t.value(col.label, s, c, m)
                 if a and b:
                     rs.append(b / a)

@@ -1,35 +1,44 @@
-"""`specsweep import sglang|vllm FILE... --label L --method M [--param k=v]... -o RESULTS_DIR`."""
+"""`specsweep import sglang|vllm|aiperf|genai-perf|guidellm|llmperf|auto FILE|DIR... --label L --method M
+[--param k=v]... -o RESULTS_DIR`."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+KINDS = ("sglang", "vllm", "aiperf", "genai-perf", "guidellm", "llmperf", "auto")
+
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
     p = sub.add_parser(
         "import",
-        help="import sglang.bench_serving / vllm bench serve results as a run dir",
-        description="Import results of sglang.bench_serving (JSONL) or vllm bench serve (JSON) into "
-        "RESULTS_DIR as one run dir. Several imports into one RESULTS_DIR make one comparable result set; "
-        "several results for the same scenario, concurrency and workload are repeats of that cell. "
-        "Identical content (a file given twice, a result already imported under this label) is never a "
-        "repeat; results differing in request rate, dataset or lengths are separate cells; a result "
-        "of the other client is refused.",
+        help="import results of sglang.bench_serving, vllm bench serve, AIPerf, genai-perf, GuideLLM or "
+        "LLMPerf as a run dir",
+        description="Import results of sglang.bench_serving (JSONL), vllm bench serve (JSON, bench sweep "
+        "folders), AIPerf (profile_export_aiperf.json), genai-perf (profile_export_genai_perf.json), GuideLLM "
+        "(benchmarks.json) or LLMPerf (*_summary.json) into RESULTS_DIR as one run dir; `auto` tells the "
+        "client from the keys. Several imports into one RESULTS_DIR make one comparable result set. Results "
+        "are repeats of a cell only when their workload (dataset, lengths, prompts, tokens per request) and "
+        "recorded server parameters agree: otherwise they are separate cells or configs, with a warning. "
+        "Open-loop results are cells by request rate. Identical content is never a repeat; a result of "
+        "another client is refused.",
     )
-    p.add_argument("kind", choices=["sglang", "vllm"], help="which client wrote the files")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("kind", choices=KINDS, help="which client wrote the files (auto: tell from the keys)")
+    p.add_argument("files", nargs="+", metavar="FILE", help="result files, or folders holding them")
     p.add_argument("--label", required=True, help='config label, e.g. "DSpark(st=3)"')
     p.add_argument("--method", required=True, help="speculative method, e.g. dspark, eagle, none")
     p.add_argument(
         "--param", action="append", default=[], metavar="K=V", help="config parameter (repeatable)"
     )
-    p.add_argument("--scenario", help="scenario name (default: each result's 'tag')")
+    p.add_argument(
+        "--scenario",
+        help="scenario name (default: each result's 'tag', else a name from its dataset and lengths)",
+    )
     p.add_argument(
         "--concurrency",
         type=int,
-        help="concurrency level for results without max_concurrency (a result with another value "
-        "is refused unless --override-concurrency)",
+        help="concurrency level for results without max_concurrency (open-loop results need none: they "
+        "are cells by request rate; a result with another value is refused unless --override-concurrency)",
     )
     p.add_argument(
         "--override-concurrency",

@@ -133,6 +133,16 @@ def _execute(args: argparse.Namespace, plan: Plan, run_dir: RunDir) -> int:
     )
     for path in outcome.reports:
         print(f"report: {path}", file=sys.stderr)
+    if outcome.report_errors:  # measured, but no report to read: never a success (errors.py)
+        from specsweep.errors import EXIT_REPORT_FAILED
+
+        for why in outcome.report_errors:
+            print(f"specsweep: error: report not written: {why}", file=sys.stderr)
+        print(
+            f"every cell is stored; once that is fixed, write the reports with: specsweep report {run_dir.path}",
+            file=sys.stderr,
+        )
+        return EXIT_REPORT_FAILED
     return 1 if c.get("failed") else 0
 
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specsweep.errors import UsageError, one_of
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -135,48 +138,56 @@ def _predict(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_categories(rows: list[dict[str, Any]]) -> None:
+def _print_categories(rows: list[dict[str, Any]], console: Console | None = None) -> None:
     """With --dataset: acceptance, TPOT and throughput per category and concurrency."""
     if not any(r.get("per_category") for r in rows):
         return
     from rich.console import Console
-    from rich.table import Table
+    from rich.text import Text
 
-    t = Table(title="per category")
-    for head in ("category", "conc", "completed", "accept len", "TPOT mean ms", "out tok/s"):
-        t.add_column(head, justify="left" if head == "category" else "right")
+    from specsweep.term_table import fit
+
+    console = console or Console()
+    heads = ["category", "conc", "completed", "accept len", "TPOT mean ms", "out tok/s"]
+    body = []
     for r in rows:
         for cat, m in (r.get("per_category") or {}).items():
             al, tp = m.get("accept_length"), m.get("mean_tpot_ms")
-            t.add_row(cat, str(r["max_concurrency"]), str(m["completed"]), "-" if al is None else f"{al:.2f}",
-                      "-" if tp is None else f"{tp:.2f}", f"{m['output_throughput']:,.0f}")  # fmt: skip
-    Console().print(t)
+            body.append([cat, str(r["max_concurrency"]), str(m["completed"]), "-" if al is None else f"{al:.2f}",
+                         "-" if tp is None else f"{tp:.2f}", f"{m['output_throughput']:,.0f}"])  # fmt: skip
+    console.print(Text("per category"))
+    console.print(fit(heads, body, console.width, keys=2, right=range(1, len(heads))))
 
 
-def _print_table(profile: str, scenario: str, rows: list[dict[str, Any]]) -> None:
+PREDICT_COLUMNS = [
+    ("conc", "max_concurrency", "{:d}"),
+    ("prompts", "num_prompts", "{:d}"),
+    ("total tok/s", "total_throughput", "{:,.0f}"),
+    ("out tok/s", "output_throughput", "{:,.0f}"),
+    ("req/s", "request_throughput", "{:.2f}"),
+    ("TTFT mean ms", "mean_ttft_ms", "{:.1f}"),
+    ("TTFT p99 ms", "p99_ttft_ms", "{:.1f}"),
+    ("TPOT mean ms", "mean_tpot_ms", "{:.2f}"),
+    ("ITL mean ms", "mean_itl_ms", "{:.2f}"),
+    ("E2E mean ms", "mean_e2e_latency_ms", "{:.0f}"),
+    ("accept len", "accept_length", "{:.2f}"),
+]
+
+
+def _print_table(
+    profile: str, scenario: str, rows: list[dict[str, Any]], console: Console | None = None
+) -> None:
+    """The predictions, fitted to the terminal's width: columns stack rather than cut a number."""
     from rich.console import Console
-    from rich.table import Table
+    from rich.text import Text
 
+    from specsweep.term_table import fit
+
+    console = console or Console()
     repeats = rows[0].get("repeats", 1) if rows else 1
     title = f"sim predict: profile {profile}, scenario {scenario} (virtual time)"
     if repeats > 1:
         title += f"; means of {repeats} runs, +- one run-to-run standard deviation"
-    t = Table(title=title)
-    cols = [
-        ("conc", "max_concurrency", "{:d}"),
-        ("prompts", "num_prompts", "{:d}"),
-        ("total tok/s", "total_throughput", "{:,.0f}"),
-        ("out tok/s", "output_throughput", "{:,.0f}"),
-        ("req/s", "request_throughput", "{:.2f}"),
-        ("TTFT mean ms", "mean_ttft_ms", "{:.1f}"),
-        ("TTFT p99 ms", "p99_ttft_ms", "{:.1f}"),
-        ("TPOT mean ms", "mean_tpot_ms", "{:.2f}"),
-        ("ITL mean ms", "mean_itl_ms", "{:.2f}"),
-        ("E2E mean ms", "mean_e2e_latency_ms", "{:.0f}"),
-        ("accept len", "accept_length", "{:.2f}"),
-    ]
-    for head, _, _ in cols:
-        t.add_column(head, justify="right")
 
     def cell(r: dict[str, Any], key: str, fmt: str) -> str:
         if r.get(key) is None:
@@ -187,9 +198,10 @@ def _print_table(profile: str, scenario: str, rows: list[dict[str, Any]]) -> Non
             text += f" +-{100 * sd / abs(r[key]):.1f}%"
         return text
 
-    for r in rows:
-        t.add_row(*[cell(r, key, fmt) for _, key, fmt in cols])
-    Console().print(t)
+    heads = [head for head, _, _ in PREDICT_COLUMNS]
+    body = [[cell(r, key, fmt) for _, key, fmt in PREDICT_COLUMNS] for r in rows]
+    console.print(Text(title))
+    console.print(fit(heads, body, console.width, keys=1, right=range(len(heads))))
 
 
 def _fit(args: argparse.Namespace) -> int:

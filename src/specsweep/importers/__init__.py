@@ -1,38 +1,103 @@
 """Importers: results of other benchmark clients -> run dirs (``source: "import"``).
 
-``IMPORTERS`` maps a name to (row parser, client name, client provenance); :func:`run_import` is
-the library call behind ``specsweep import`` (:func:`import_results` returns just the run dir).
+``IMPORTERS`` maps a name to its module (``to_rows``, ``CLIENT``, ``CLIENT_EXTRA``, ``FILES``: the
+file names it reads in a folder); :func:`run_import` is the library call behind ``specsweep import``
+(:func:`import_results` returns just the run dir). ``auto`` reads the producer from the keys of the
+first result (:func:`identity.producer`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 
-from specsweep.errors import UsageError, one_of
-from specsweep.importers import sglang, vllm
+from specsweep.errors import DataError, UsageError, one_of
+from specsweep.importers import aiperf, genai_perf, guidellm, identity, llmperf, sglang, vllm
 from specsweep.importers.common import ImportOptions, parse_param
+from specsweep.importers.reader import read_objects
 from specsweep.importers.write import ImportOutcome, write_import
 from specsweep.store import RunDir
 
-IMPORTERS = {
-    "sglang": (sglang.to_row, sglang.CLIENT, sglang.CLIENT_EXTRA),
-    "vllm": (vllm.to_row, vllm.CLIENT, vllm.CLIENT_EXTRA),
-}
+IMPORTERS: dict[str, ModuleType] = {
+    "sglang": sglang, "vllm": vllm, "aiperf": aiperf, "genai-perf": genai_perf, "guidellm": guidellm,
+    "llmperf": llmperf,
+}  # fmt: skip
+KINDS = (*IMPORTERS, "auto")
 
-__all__ = ["IMPORTERS", "ImportOptions", "ImportOutcome", "import_results", "parse_param", "run_import"]
+__all__ = [
+    "IMPORTERS",
+    "KINDS",
+    "ImportOptions",
+    "ImportOutcome",
+    "import_results",
+    "parse_param",
+    "run_import",
+]
+
+
+def expand(kind: str, files: Sequence[str | Path]) -> list[Path]:
+    """Files as given; a folder (a ``vllm bench sweep`` output, an AIPerf artifacts dir, ...) as the
+    files in it, at any depth, that the importer reads (its ``FILES`` patterns), in path order."""
+    out: list[Path] = []
+    for f in files:
+        p = Path(f)
+        if not p.is_dir():
+            out.append(p)
+            continue
+        pats = (
+            IMPORTERS[kind].FILES
+            if kind in IMPORTERS
+            else tuple({x for m in IMPORTERS.values() for x in m.FILES})
+        )
+        found = sorted({q for pat in pats for q in p.rglob(pat) if q.is_file() and not _hidden(q, p)})
+        if not found:
+            raise DataError(
+                f"a folder with no result files (looked for {', '.join(pats)} at any depth)", file=str(p)
+            )
+        out += found
+    return out
+
+
+def _hidden(q: Path, root: Path) -> bool:
+    return any(part.startswith(".") for part in q.relative_to(root).parts)
+
+
+def detect(files: Sequence[Path]) -> str:
+    """The producer of the first result object of the first file (``import auto``)."""
+    for path in files:
+        for loc in read_objects(path):
+            if isinstance(loc.obj, dict):
+                who, _keys = identity.producer(loc.obj)
+                if who is None:
+                    raise DataError(
+                        "cannot tell which client wrote this result from its keys; name it: "
+                        f"specsweep import {{{', '.join(IMPORTERS)}}}",
+                        file=loc.where(path),
+                        line=loc.line,
+                    )
+                return who
+            break
+    raise DataError("no result objects found", file=", ".join(str(p) for p in files))
 
 
 def run_import(
     kind: str, files: Sequence[str | Path], results_dir: str | Path, opts: ImportOptions
 ) -> ImportOutcome:
     """Read every file (any error: nothing written), then one run dir; warnings for the user."""
-    if kind not in IMPORTERS:
-        raise UsageError(f"unknown importer: {one_of(kind, IMPORTERS)}")
+    if kind not in KINDS:
+        raise UsageError(f"unknown importer: {one_of(kind, KINDS)}")
     if not files:
         raise UsageError("no files to import")
-    to_row, client, extra = IMPORTERS[kind]
-    return write_import(results_dir, kind, client, to_row, files, opts, extra_client=extra)
+    paths = expand(kind, files)
+    if kind == "auto":
+        kind = detect(paths)
+        if any(Path(f).is_dir() for f in files):
+            paths = expand(kind, files)
+    mod = IMPORTERS[kind]
+    return write_import(
+        results_dir, kind, mod.CLIENT, mod.to_rows, paths, opts, extra_client=mod.CLIENT_EXTRA
+    )
 
 
 def import_results(

@@ -108,6 +108,18 @@ def _key_kind(k: str) -> tuple[str, bool]:
     return key, numeric
 
 
+# Measurements the clients write besides the summary statistics (never server parameters).
+OTHER_METRICS = frozenset(
+    {"max_concurrent_requests", "total_output_tokens_retokenized", "output_throughput_retokenized",
+     "request_goodput:", "incomplete", "input_tokens_per_request", "output_tokens_per_request"}
+)  # fmt: skip
+
+
+def is_metric_key(k: str) -> bool:
+    """Whether a result key holds a measurement (a summary statistic, throughput, count or time)."""
+    return k in OTHER_METRICS or _key_kind(k)[1]
+
+
 def _num(obj: dict[str, Any], key: str, file: str, line: int) -> float | None:
     v = obj.get(key)
     if v is None:

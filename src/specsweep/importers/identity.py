@@ -20,6 +20,8 @@ from typing import Any
 
 import orjson
 
+from specsweep.importers.common import is_metric_key
+
 VLLM_KEYS = frozenset(
     {
         "total_token_throughput", "model_id", "tokenizer_id", "burstiness", "request_goodput",
@@ -34,18 +36,43 @@ SGLANG_KEYS = frozenset(
         "accept_length", "sharegpt_output_len", "random_range_ratio", "concurrency",
     }
 )  # fmt: skip
-NAMES = {"sglang": "an sglang.bench_serving", "vllm": "a vLLM (vllm bench serve / benchmark_serving)"}
+NAMES = {
+    "sglang": "an sglang.bench_serving", "vllm": "a vLLM (vllm bench serve / benchmark_serving)",
+    "aiperf": "an AIPerf (profile_export_aiperf.json)", "genai-perf": "a genai-perf (profile_export_genai_perf.json)",
+    "guidellm": "a GuideLLM (benchmarks.json)", "llmperf": "an LLMPerf (*_summary.json)",
+}  # fmt: skip
 
-# Fields of a result that describe the workload: lines differing in any of them are different cells.
+# Fields of a result that describe the workload: runs differing in any of them are different cells.
 WORKLOAD_KEYS = (
-    "request_rate", "burstiness", "dataset_name", "dataset_path", "random_input_len",
-    "random_output_len", "random_range_ratio", "random_prefix_len", "sharegpt_output_len",
-    "sonnet_input_len", "sonnet_output_len", "input_len", "output_len", "file_max_concurrency",
+    "burstiness", "dataset_name", "dataset_path", "random_input_len", "random_output_len",
+    "random_range_ratio", "random_prefix_len", "sharegpt_output_len", "sonnet_input_len",
+    "sonnet_output_len", "input_len", "output_len", "num_prompts", "file_max_concurrency",
+)  # fmt: skip
+# Keys that differ between repeats of one run, or say what a row is, never which server ran it.
+RUN_KEYS = frozenset(
+    {
+        "date", "timestamp", "run_number", "tag", "label", "name", "version", "benchmark_id", "start_time",
+        "end_time", "request_rate", "max_concurrency", "computed_keys", "import_notes", "benchmark_index",
+    }
 )  # fmt: skip
 
 
 def producer(obj: dict[str, Any]) -> tuple[str | None, list[str]]:
-    """("sglang" | "vllm" | None, the keys that tell) from an object's keys."""
+    """(the client that wrote ``obj`` | None, the keys that tell) from an object's keys."""
+    if "aiperf_version" in obj or ("was_cancelled" in obj and "input_config" in obj):
+        return "aiperf", sorted(k for k in ("aiperf_version", "was_cancelled", "records") if k in obj)
+    bench: list[Any] = obj["benchmarks"] if isinstance(obj.get("benchmarks"), list) else []
+    gl = bool(bench) and (isinstance(obj.get("metadata"), dict) or "args" in obj)
+    if gl and any(
+        isinstance(b, dict) and ("metrics" in b or b.get("type_") == "generative_benchmark") for b in bench
+    ):
+        return "guidellm", ["benchmarks"]
+    if "num_concurrent_requests" in obj and any(k.startswith("results_") for k in obj):
+        return "llmperf", ["num_concurrent_requests", "results_*"]
+    cfg = obj.get("input_config")
+    if isinstance(cfg, dict) and any(isinstance(obj.get(k), dict) and "avg" in obj[k] for k in
+                                     ("request_throughput", "time_to_first_token", "request_latency")):  # fmt: skip
+        return "genai-perf", ["input_config", "request_throughput.avg"]
     v = sorted(VLLM_KEYS.intersection(obj))
     s = sorted(SGLANG_KEYS.intersection(obj))
     if v and not s:
@@ -56,12 +83,58 @@ def producer(obj: dict[str, Any]) -> tuple[str | None, list[str]]:
 
 
 def wrong_importer(kind: str, obj: dict[str, Any]) -> str | None:
-    """The refusal message when ``obj`` was written by the other client, else None."""
+    """The refusal message when ``obj`` was written by another client, else None."""
     who, keys = producer(obj)
     if who is None or who == kind:
         return None
     shown = ", ".join(keys[:3]) + (", ..." if len(keys) > 3 else "")
     return f"this is {NAMES[who]} result (keys {shown}): use `specsweep import {who}`, not `import {kind}`"
+
+
+def recorded_params(obj: dict[str, Any]) -> dict[str, Any]:
+    """The server parameters a sglang / vLLM result records: every top-level scalar that is no
+    metric, no workload field and no per-run key (``bench sweep`` merges its serve overrides such as
+    ``max_num_seqs`` in, ``--metadata k=v`` adds strings, some harnesses add ``framework``)."""
+    keep = {k: v for k, v in obj.items() if not (k in RUN_KEYS or k in WORKLOAD_KEYS or is_metric_key(k))}
+    return clean_params({k: v for k, v in keep.items() if isinstance(v, (str, bool, int, float))})
+
+
+def clean_params(params: dict[str, Any]) -> dict[str, Any]:
+    """Parameters as values a run dir's JSON keeps and a key can hash: scalars as they are, other
+    values as their JSON text; None, non-finite numbers and integers beyond 64 bits left out."""
+    out: dict[str, Any] = {}
+    for k, v in params.items():
+        if v is None or (isinstance(v, float) and not math.isfinite(v)):
+            continue
+        if isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**63:
+            continue
+        out[str(k)] = (
+            v if isinstance(v, (str, bool, int, float)) else json.dumps(v, sort_keys=True, default=str)
+        )
+    return out
+
+
+def workload_fields(row: dict[str, Any]) -> dict[str, Any]:
+    """The declared workload of a row (:data:`WORKLOAD_KEYS` that are set), values made comparable."""
+    return {k: _plain(row[k]) for k in WORKLOAD_KEYS if row.get(k) is not None}
+
+
+def default_scenario(row: dict[str, Any]) -> str:
+    """A scenario name from the workload when a result has no tag: ``random-in1024-out256``,
+    ``sharegpt``, ``nvfp4_agent`` (a dataset file's stem), ``in1000-out500`` (dataset unknown)."""
+    path = row.get("dataset_path")
+    if isinstance(path, str) and path.strip():
+        stem = path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+        return stem.rsplit(".", 1)[0] or stem
+    name = row.get("dataset_name")
+    lens = []
+    for side, keys in (("in", ("random_input_len", "input_len", "sonnet_input_len")),
+                       ("out", ("random_output_len", "output_len", "sonnet_output_len", "sharegpt_output_len"))):  # fmt: skip
+        v = next((_plain(row[k]) for k in keys if row.get(k) not in (None, "")), None)
+        if v is not None:
+            lens.append(f"{side}{v}")
+    parts = ([str(name)] if name else []) + lens
+    return "-".join(parts) or "default"
 
 
 def digest(obj: Any) -> bytes:
@@ -78,10 +151,6 @@ def digest(obj: Any) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def workload(row: dict[str, Any]) -> tuple[Any, ...]:
-    return tuple(_plain(row.get(k)) for k in WORKLOAD_KEYS)
-
-
 def _plain(v: Any) -> Any:
     if isinstance(v, float) and not math.isfinite(v):
         return str(v)  # "inf", "nan": hashable, equal to itself, survives JSON
@@ -90,13 +159,3 @@ def _plain(v: Any) -> Any:
     if isinstance(v, (list, dict)):
         return json.dumps(v, sort_keys=True, default=str)
     return v
-
-
-def cell_suffix(values: dict[str, Any]) -> str:
-    """``[request_rate=4,random_input_len=512]`` for the fields that tell cells of a group apart."""
-    parts = []
-    for k, v in values.items():
-        if isinstance(v, float) and math.isinf(v):
-            v = "inf"
-        parts.append(f"{k.removeprefix('file_')}={'-' if v is None else v}")
-    return "[" + ",".join(parts) + "]"

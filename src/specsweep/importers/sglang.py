@@ -14,8 +14,9 @@ from specsweep.importers.common import normalise
 CLIENT = "sglang.bench_serving"
 # sglang.bench_serving sends ignore_eos unless --disable-ignore-eos (which its results do not record)
 CLIENT_EXTRA: dict[str, Any] = {"ignore_eos": True}
+FILES = ("*.jsonl",)
 
 
-def to_row(obj: dict[str, Any], file: str, line: int) -> dict[str, Any]:
+def to_rows(obj: dict[str, Any], file: str, line: int) -> list[dict[str, Any]]:
     """One result line -> a summary row (per-request lists such as ``ttfts`` are not kept)."""
-    return normalise(obj, file, line)
+    return [normalise(obj, file, line)]

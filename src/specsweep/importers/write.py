@@ -1,9 +1,5 @@
-"""One import -> one run dir, streaming, in two passes over a spool file in the run dir being built.
-
-Pass 1 reads every result object (one at a time), checks it, normalises it to a summary row and
-spools it; it also learns what only the whole import can tell: duplicates and which workloads share a
-(scenario, concurrency) cell. Pass 2 names each cell and numbers the repeats. Memory is one object
-plus 16 bytes of content hash per result; the run dir appears (by rename) only when all is well.
+"""One import -> one run dir: files checked, the two passes (:mod:`passes`) in a folder that appears by
+rename only when all is well, the source files copied in, the manifest last.
 
 Repeats are only what is provably a repeat:
 
@@ -11,9 +7,9 @@ Repeats are only what is provably a repeat:
   result object identical to another (a ``bench sweep`` ``summary.json`` beside its ``run=N.json``
   files) is kept once, with a warning; a file or result already imported into the results dir under
   the same label is refused (a warning only under another label).
-* results of one (scenario, concurrency) that differ in request rate, dataset or lengths (or in the
-  file's own concurrency, when ``--override-concurrency`` replaced it) are different cells: the
-  scenario name gets the differing fields, e.g. ``chat[request_rate=4]``.
+* results that differ in their workload (dataset, lengths, number of prompts, tokens per request
+  beyond a tolerance) are different cells; results that differ in recorded server parameters are
+  different configs (:mod:`grouping`); open-loop results are cells by request rate.
 * ``--concurrency N`` fills in results without ``max_concurrency``; one that has another value is
   refused unless ``--override-concurrency`` (warned, the file's value kept as ``file_max_concurrency``).
 """
@@ -22,12 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,21 +32,12 @@ import orjson
 from specsweep import SCHEMA_VERSION, __version__
 from specsweep.errors import DataError, UsageError
 from specsweep.importers.common import ImportOptions
-from specsweep.importers.identity import (
-    WORKLOAD_KEYS,
-    cell_suffix,
-    digest,
-    workload,
-    wrong_importer,
-)
-from specsweep.importers.reader import read_objects
+from specsweep.importers.grouping import MAX_CONCURRENCY
+from specsweep.importers.passes import Pass, ToRows
 from specsweep.paths import safe_name
 from specsweep.store import MANIFEST, SUMMARY, RunDir, atomic_write_bytes, dumps
 
 PENDING_MANIFEST = ".manifest.json.pending"
-SPOOL = ".spool.jsonl"
-MAX_CONCURRENCY = 10_000_000
-ToRow = Callable[[dict[str, Any], str, int], dict[str, Any]]
 
 
 @dataclass
@@ -114,49 +100,11 @@ def _earlier_imports(base: Path, label: str) -> tuple[dict[str, tuple[str, str]]
     return files, records, first_dir
 
 
-def _concurrency(row: dict[str, Any], opts: ImportOptions, where: str, line: int) -> tuple[int, bool]:
-    """(the cell's concurrency, whether --override-concurrency replaced the file's value)."""
-    v = row.get("max_concurrency")
-    usable = (
-        isinstance(v, (int, float))
-        and not isinstance(v, bool)
-        and math.isfinite(v)
-        and float(v).is_integer()
-        and 1 <= v <= MAX_CONCURRENCY
-    )
-    if opts.concurrency is not None:
-        if v is None or (usable and int(v) == opts.concurrency):
-            return opts.concurrency, False
-        if opts.override_concurrency:
-            return opts.concurrency, True
-        raise DataError(
-            f"the file says max_concurrency {v!r} but --concurrency is {opts.concurrency}: "
-            "--concurrency only fills in results that have none; give --override-concurrency "
-            "to replace the file's value",
-            file=where,
-            line=line,
-            field="max_concurrency",
-        )
-    if not usable:
-        raise DataError(
-            f"no usable max_concurrency (got {v!r}; expected an integer from 1 to {MAX_CONCURRENCY:,}); "
-            "give --concurrency N for results without one",
-            file=where,
-            line=line,
-            field="max_concurrency",
-        )
-    return int(v), False  # type: ignore[arg-type]
-
-
-def _where(file: str, line: int) -> str:
-    return f"{file}:{line}"
-
-
 def write_import(
     results_dir: str | Path,
     kind: str,
     client: str,
-    to_row: ToRow,
+    to_rows: ToRows,
     files: Sequence[str | Path],
     opts: ImportOptions,
     extra_client: dict[str, Any] | None = None,
@@ -194,9 +142,11 @@ def write_import(
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     tmp = Path(tempfile.mkdtemp(prefix=".import-", dir=base))
     try:
-        n = _build(
-            tmp, kind, client, to_row, paths, shas, opts, extra_client, warnings, earlier_records, earlier_dir
-        )
+        job = Pass(kind, client, to_rows, opts)
+        job.read(tmp, paths, earlier_records, earlier_dir)
+        job.warnings(warnings)
+        n, configs, plan = job.write_rows(tmp)
+        _write_sources_and_manifest(tmp, kind, client, paths, shas, opts, extra_client, job, configs, plan)
         final = base / f"{safe_name(opts.label)}-{stamp}"
         k = 1
         while final.exists():
@@ -212,171 +162,6 @@ def write_import(
     return ImportOutcome(RunDir(final), n, warnings)
 
 
-def _build(
-    tmp: Path,
-    kind: str,
-    client: str,
-    to_row: ToRow,
-    paths: list[Path],
-    shas: list[str],
-    opts: ImportOptions,
-    extra_client: dict[str, Any] | None,
-    warnings: list[str],
-    earlier_records: set[bytes],
-    earlier_dir: str,
-) -> int:
-    seen: dict[bytes, int] = {}  # content hash -> file index << 40 | line of its first occurrence
-    dups: list[str] = []
-    groups: dict[tuple[str, int], dict[tuple[Any, ...], None]] = {}
-    backends: set[str] = set()
-    models: set[str] = set()
-    overridden = noted = 0
-    first_note = ""
-    spool = tmp / SPOOL
-    with spool.open("wb") as out:
-        for fi, path in enumerate(paths):
-            found = False
-            for loc in read_objects(path):
-                found = True
-                where, line = loc.where(path), loc.line
-                if not isinstance(loc.obj, dict):
-                    raise DataError(
-                        f"expected a JSON object, got {type(loc.obj).__name__}", file=where, line=line
-                    )
-                wrong = wrong_importer(kind, loc.obj)
-                if wrong:
-                    raise DataError(wrong, file=where, line=line)
-                try:
-                    d = digest(loc.obj)
-                except (RecursionError, ValueError):
-                    raise DataError(
-                        "JSON nested too deeply to read: not a benchmark result", file=where, line=line
-                    ) from None
-                row = to_row(loc.obj, where, line)
-                if d in seen:
-                    if len(dups) < 3:
-                        ffi, fline = divmod(seen[d], 1 << 40)
-                        dups.append(f"{_where(where, line)} = {_where(str(paths[ffi]), fline)}")
-                    else:
-                        dups.append("")
-                    continue
-                if d in earlier_records:
-                    raise DataError(
-                        f"this result is already imported into {earlier_dir} under label {opts.label!r}: "
-                        "importing it again would count it as a repeat of itself",
-                        file=where,
-                        line=line,
-                    )
-                seen[d] = fi << 40 | line
-                scenario = opts.scenario or row.get("tag")
-                if not scenario or not isinstance(scenario, str):
-                    raise DataError(
-                        "no scenario: the result has no 'tag'; give --scenario NAME",
-                        file=where,
-                        line=line,
-                        field="tag",
-                    )
-                conc, over = _concurrency(row, opts, where, line)
-                overridden += over
-                if opts.override_concurrency and row.get("max_concurrency") is not None:
-                    row["file_max_concurrency"] = row["max_concurrency"]
-                wl = workload(row)
-                groups.setdefault((scenario, conc), {})[wl] = None
-                notes = [x for x in row.get("import_notes", ()) if not x.startswith("latency only")]
-                if notes:
-                    noted += 1
-                    first_note = first_note or f"{_where(where, line)}: {notes[0]}"
-                for k in ("model_id", "model"):
-                    if isinstance(row.get(k), str) and len(models) < 100:
-                        models.add(row[k])
-                if row.get("backend") and len(backends) < 100:
-                    backends.add(str(row["backend"]))
-                row.update(record_sha=d.hex(), source_file=str(path), source_line=line, source_item=loc.item)
-                out.write(dumps({"s": scenario, "c": conc, "w": list(wl), "row": row}) + b"\n")
-            if not found:
-                raise DataError(f"no result lines (expected {client} output: JSON objects)", file=str(path))
-    if not seen:
-        raise DataError("no result objects found", file=", ".join(str(p) for p in paths))
-    if dups:
-        shown = "; ".join(x for x in dups if x)
-        warnings.append(
-            f"{len(dups)} result(s) identical to an earlier one (same content) kept once, "
-            f"not counted as repeats: {shown}{' ...' if len(dups) > 3 else ''}"
-        )
-    if overridden:
-        warnings.append(
-            f"--override-concurrency: {overridden} result(s) had another max_concurrency in the file; "
-            f"imported as c={opts.concurrency} (the file's value kept as file_max_concurrency)"
-        )
-    if noted:
-        warnings.append(
-            f"{noted} result(s) had infinite or NaN metric values, dropped (import_notes): {first_note}"
-        )
-    names = _cell_names(groups, warnings)
-    n = _write_rows(tmp, spool, names, opts)
-    spool.unlink()
-    _write_sources_and_manifest(tmp, kind, client, paths, shas, opts, extra_client, names, backends, models)
-    return n
-
-
-def _cell_names(
-    groups: dict[tuple[str, int], dict[tuple[Any, ...], None]], warnings: list[str]
-) -> dict[tuple[str, int, tuple[Any, ...]], str]:
-    """Scenario name per (scenario, concurrency, workload): suffixed where workloads differ."""
-    names: dict[tuple[str, int, tuple[Any, ...]], str] = {}
-    for (scen, conc), wls in groups.items():
-        keys = list(wls)
-        if len(keys) == 1:
-            names[(scen, conc, keys[0])] = scen
-            continue
-        differ = [i for i in range(len(WORKLOAD_KEYS)) if len({wl[i] for wl in keys}) > 1]
-        for wl in keys:
-            names[(scen, conc, wl)] = scen + cell_suffix({WORKLOAD_KEYS[i]: wl[i] for i in differ})
-        fields = ", ".join(WORKLOAD_KEYS[i].removeprefix("file_") for i in differ)
-        warnings.append(
-            f"{scen} c={conc}: results differ in {fields}: imported as {len(keys)} separate cells "
-            f"(e.g. {names[(scen, conc, keys[0])]}), not as repeats"
-        )
-    return names
-
-
-def _write_rows(
-    tmp: Path, spool: Path, names: dict[tuple[str, int, tuple[Any, ...]], str], opts: ImportOptions
-) -> int:
-    counts: dict[tuple[str, int], int] = {}
-    n = 0
-    with spool.open("rb") as src, (tmp / SUMMARY).open("wb") as out:
-        for raw in src:
-            rec = orjson.loads(raw)
-            conc = rec["c"]
-            scenario = names[(rec["s"], conc, tuple(rec["w"]))]
-            rep = counts.get((scenario, conc), 0)
-            counts[(scenario, conc)] = rep + 1
-            row = rec["row"]
-            row.update(
-                cell_id=f"{opts.label}/{scenario}/c{conc}",
-                label=opts.label,
-                method=opts.method,
-                params=dict(opts.params),
-                server=opts.label,
-                scenario=scenario,
-                max_concurrency=conc,
-                repeat=rep,
-                status="ok",
-                error=None,
-            )
-            if row.get("failed") is None:
-                row["failed"] = 0
-            if row.get("completed") is not None and row["completed"] == 0:
-                row["status"] = "failed"
-                row["error"] = "no request completed"
-            out.write(dumps(row) + b"\n")
-            n += 1
-        out.flush()
-        os.fsync(out.fileno())
-    return n
-
-
 def _write_sources_and_manifest(
     tmp: Path,
     kind: str,
@@ -385,9 +170,9 @@ def _write_sources_and_manifest(
     shas: list[str],
     opts: ImportOptions,
     extra_client: dict[str, Any] | None,
-    names: dict[tuple[str, int, tuple[Any, ...]], str],
-    backends: set[str],
-    models: set[str],
+    job: Pass,
+    configs: dict[str, dict[str, Any]],
+    plan: set[tuple[str, int]],
 ) -> None:
     src_dir = tmp / "source"
     src_dir.mkdir()
@@ -396,8 +181,15 @@ def _write_sources_and_manifest(
         dest = src_dir / f"{i}-{safe_name(p.name)}"
         shutil.copyfile(p, dest)
         file_info.append({"path": str(p.resolve()), "copy": str(dest.relative_to(tmp)), "sha256": sha})
-    bk = sorted(backends)
-    md = sorted(models)
+    bk = sorted(job.backends)
+    md = sorted(job.models)
+    servers: list[dict[str, Any]] = [
+        {
+            "name": label, "label": label, "method": opts.method, "params": params, "backend": opts.backend,
+            "model": opts.model or (md[0] if md else None), "argv": [], "version": None,
+        }
+        for label, params in sorted(configs.items())
+    ]  # fmt: skip
     manifest = {
         "schema_version": SCHEMA_VERSION,
         "source": "import",
@@ -409,24 +201,13 @@ def _write_sources_and_manifest(
         "label": opts.label,
         "method": opts.method,
         "params": opts.params,
-        "servers": [
-            {
-                "name": opts.label,
-                "label": opts.label,
-                "method": opts.method,
-                "params": opts.params,
-                "backend": opts.backend,
-                "model": opts.model or (md[0] if md else None),
-                "argv": [],
-                "version": None,
-            }
-        ],
+        "servers": servers,
         "client": {
             "tool": client,
             "backend": bk[0] if len(bk) == 1 else (bk or None),
             "warmup": opts.warmup,
             **(extra_client or {}),
         },
-        "plan": sorted({(name, conc) for (_, conc, _), name in names.items()}),
+        "plan": sorted(plan),
     }
     atomic_write_bytes(tmp / PENDING_MANIFEST, dumps(manifest, indent=True))

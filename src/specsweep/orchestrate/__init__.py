@@ -30,6 +30,7 @@ from specsweep.orchestrate.job import (
 from specsweep.orchestrate.manifest import create_run_dir, environment, load_run_plan, plan_rows
 from specsweep.orchestrate.run import (
     EXECUTORS,
+    ReportsFailed,
     ReportsInterrupted,
     RunOutcome,
     execute,
@@ -45,6 +46,7 @@ __all__ = [
     "CellSink",
     "ConfigJob",
     "Observer",
+    "ReportsFailed",
     "ReportsInterrupted",
     "RunDirSink",
     "RunOutcome",

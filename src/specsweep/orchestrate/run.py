@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from specsweep.config import Plan, lossless_pair
-from specsweep.errors import ConfigError, UsageError
+from specsweep.errors import EXIT_REPORT_FAILED, ConfigError, SpecsweepError, UsageError
 from specsweep.orchestrate.dryrun import preflight
 from specsweep.orchestrate.job import BenchFn, ConfigJob, Observer, RunDirSink, no_observer, run_config
 from specsweep.orchestrate.rounds import order_records, rounds, run_order
@@ -88,6 +88,7 @@ class RunOutcome:
     counts: dict[str, int]
     reports: list[Path] = field(default_factory=list)
     summary_from: int = 0
+    report_errors: list[str] = field(default_factory=list)  # why a configured report was not written
 
     @property
     def rows(self) -> list[dict[str, Any]]:
@@ -190,6 +191,7 @@ def _execute(
     status = "interrupted"
     counts: dict[str, int] = {}
     written: list[Path] = []
+    report_errors: list[str] = []
     # SIGTERM is a Ctrl-C from here to the end, the manifest update and the report phase included
     with sigterm_as_interrupt():
         try:
@@ -217,9 +219,12 @@ def _execute(
             counts[r["status"]] = counts.get(r["status"], 0) + 1
         if reports and plan.experiment.report.enabled:
             observer("reports", {"run_dir": run_dir.path})
-            written = write_reports(run_dir, plan)
-        observer("run_end", {"counts": counts, "run_dir": run_dir.path})
-    return RunOutcome(run_dir, counts, written, summary_from)
+            try:
+                written = write_reports(run_dir, plan)
+            except ReportsFailed as e:
+                written, report_errors = e.written, e.reasons
+        observer("run_end", {"counts": counts, "run_dir": run_dir.path, "report_errors": report_errors})
+    return RunOutcome(run_dir, counts, written, summary_from, report_errors)
 
 
 class ReportsInterrupted(KeyboardInterrupt):
@@ -227,12 +232,28 @@ class ReportsInterrupted(KeyboardInterrupt):
     report of this run is left (none half-written, none stale beside a missing one)."""
 
 
+class ReportsFailed(SpecsweepError):
+    """A configured report could not be built or written. Every cell is stored; ``reasons`` says
+    why each report is missing, ``written`` what was written. ``specsweep run`` exits with
+    ``EXIT_REPORT_FAILED`` and prints the command that writes the reports later."""
+
+    exit_code = EXIT_REPORT_FAILED
+
+    def __init__(self, run_dir: Path, reasons: list[str], written: list[Path]) -> None:
+        super().__init__(
+            "reports not written: " + "; ".join(reasons) + f". Every cell is stored: once that is fixed, "
+            f"`specsweep report {run_dir}` writes them (or `specsweep run --resume {run_dir}`)"
+        )
+        self.reasons = reasons
+        self.written = written
+
+
 def write_reports(run_dir: RunDir, plan: Plan) -> list[Path]:
-    """report.md / report.html through specsweep.report; a report that cannot be built or rendered is
-    a logged note, never a lost grid (a disk that cannot take it is an error; an import that fails is
-    a bug and fails loudly). Interrupted (Ctrl-C, SIGTERM): no report is left and
-    ``ReportsInterrupted`` (a KeyboardInterrupt) propagates; ``specsweep report`` or ``run --resume``
-    writes them later."""
+    """report.md / report.html through specsweep.report. A report that cannot be built or written
+    (a missing module, no analysable cell, a full disk) raises ``ReportsFailed`` after trying every
+    format: the grid is stored, the run is not a success without its reports. Interrupted (Ctrl-C,
+    SIGTERM): no report is left and ``ReportsInterrupted`` (a KeyboardInterrupt) propagates;
+    ``specsweep report`` or ``run --resume`` writes them later."""
     opts = plan.experiment.report
     if not opts.enabled:
         return []
@@ -243,33 +264,39 @@ def write_reports(run_dir: RunDir, plan: Plan) -> list[Path]:
         raise ReportsInterrupted from None
 
 
-def _write_reports(run_dir: RunDir, plan: Plan) -> list[Path]:
-    from specsweep.report import build_view, write_report  # a broken import fails the run: no silent skip
+def _why(e: BaseException) -> str:
+    if isinstance(e, ImportError):
+        return f"{type(e).__name__}: {e} (a module specsweep needs is missing: reinstall it with pip)"
+    return str(e) or type(e).__name__
 
+
+def _write_reports(run_dir: RunDir, plan: Plan) -> list[Path]:
     opts = plan.experiment.report
-    methods = sorted({c.method or "none" for c in plan.configs})
-    kind = opts.kind if opts.kind != "auto" else ("compare" if len(methods) > 1 else "sweep")
-    method = plan.configs[0].method if kind == "sweep" else None
-    lossless = _lossless_view(run_dir, plan)
     try:
+        from specsweep.report import build_view, write_report
+
+        methods = sorted({c.method or "none" for c in plan.configs})
+        kind = opts.kind if opts.kind != "auto" else ("compare" if len(methods) > 1 else "sweep")
+        method = plan.configs[0].method if kind == "sweep" else None
+        lossless = _lossless_view(run_dir, plan)
         view = build_view([run_dir.path], kind, method=method, baseline=opts.baseline, lossless=lossless)
-    except Exception as e:  # e.g. no ok cell to analyse
-        log.warning("reports skipped: %s", e)
-        return []
-    written = []
-    failed: tuple[OSError, Path] | None = None
+    except Exception as e:  # no analysable cell, a missing module, a bug: said, never a silent success
+        log.error("reports not written: %s", _why(e))
+        raise ReportsFailed(run_dir.path, [_why(e)], []) from e
+    written: list[Path] = []
+    reasons: list[str] = []
     for fmt in opts.formats:
         path = run_dir.path / f"report.{fmt}"
         try:
             written.append(write_report(view, path, fmt=fmt, lang=opts.lang))
-        except OSError as e:  # disk full, quota, I/O: the run must not end as a success without it
-            log.error("report.%s not written: %s", fmt, e)
-            failed = failed or (e, path)
+        except OSError as e:  # disk full, quota, I/O
+            reasons.append(f"report.{fmt}: {write_failed(e, path, 'the report')}")
         except Exception as e:
-            log.warning("report.%s not written: %s", fmt, e)
-    if failed is not None:
-        err = write_failed(*failed, "the report")
-        raise type(err)(f"{err}; every cell is stored: `specsweep report {run_dir.path}` writes it later")
+            reasons.append(f"report.{fmt}: {_why(e)}")
+    if reasons:
+        for r in reasons:
+            log.error("%s", r)
+        raise ReportsFailed(run_dir.path, reasons, written)
     return written
 
 

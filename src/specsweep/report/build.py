@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from specsweep import stats
+from specsweep import cellnames, stats
 from specsweep.analysis import anomalies as an
-from specsweep.analysis import core, crossover, model, recommend, verdicts
+from specsweep.analysis import core, crossover, model, recommend, verdicts, workloads
 from specsweep.analysis.data import load, skip_notes
 from specsweep.errors import UsageError, one_of
 from specsweep.report import build_advice as advice
+from specsweep.report import build_compare, domains, verdict_notes
 from specsweep.report import build_findings as findings
-from specsweep.report import domains, verdict_notes
+from specsweep.report import build_groups as groups
 from specsweep.report import view as V
 from specsweep.report.build_design import build_design
-from specsweep.report.build_findings import short_name, view_verdict
+from specsweep.report.build_findings import view_verdict
+from specsweep.report.build_groups import short_name
 from specsweep.report.build_provenance import provenance
 
 KINDS = ("sweep", "compare")
@@ -71,6 +74,28 @@ def _cells(t: core.Table, keys: list[str]) -> list[V.CellView]:
     return out
 
 
+def _tokens_detail(t: core.Table, m: workloads.Mismatch) -> str:
+    """``in: sglang 506, vLLM 1024`` - tokens per request of the side(s) that differ (language-neutral:
+    the templates say what in and out are)."""
+    parts = []
+    for i, side in enumerate(("input", "output")):
+        if side in m.sides:
+            vals = ", ".join(
+                f"{short_name(t, lab)} {v[i]:.0f}" for lab, v in m.tokens.items() if v[i] is not None
+            )
+            parts.append(f"{side[:2] if side == 'input' else 'out'}: {vals}")
+    return "; ".join(parts)
+
+
+def _winner_note(t: core.Table, m: workloads.Mismatch | None) -> V.Msg | None:
+    return None if m is None else V.Msg(key="winner.workloads", args={"detail": _tokens_detail(t, m)})
+
+
+def _workloads_note(t: core.Table, ms: list[workloads.Mismatch]) -> V.Msg:
+    cells = "; ".join(f"{m.scenario} c={V.level_text(m.concurrency)} ({_tokens_detail(t, m)})" for m in ms)
+    return V.Msg(key="note.workloads", args={"n": len(ms), "cells": cells, "tol": cellnames.TOKEN_TOLERANCE})
+
+
 def _failure_text(row: dict[str, Any]) -> str:
     """A failed cell's error, led by its machine-readable failure_kind when the run dir has one."""
     kind = row.get("failure_kind")
@@ -105,13 +130,26 @@ def build_view(
     fam = verdicts.report_verdicts(t, noise, core.PRIMARY, core.LATENCY_VERDICT_METRICS)
     vs = fam[core.PRIMARY]
     lat = [v for m in core.LATENCY_VERDICT_METRICS for v in fam[m]]
-    ws = core.winners(t, vs)
+    mism = {(m.scenario, m.concurrency): m for m in workloads.mismatches(t)}
+    vs = vs.without(set(mism))  # different workloads: no verdict
+    lat = [v for v in lat if (v.scenario, v.concurrency) not in mism]
+    ws = [
+        dataclasses.replace(w, runner_up=None, winner=None, gain=None, verdict=None)
+        if (w.scenario, w.concurrency) in mism else w
+        for w in core.winners(t, vs)
+    ]  # fmt: skip
     anomalies = an.find_all(t, vs, noise)
-    skip = {(a.scenario, a.concurrency) for a in anomalies if a.kind in ("trend_outlier", "prefix_cache")}
+    reasons = groups.skip_reasons(anomalies)  # cells summaries leave out, and why
+    reasons.update(dict.fromkeys(mism, "workloads"))  # the configs ran different workloads there
+    skip = set(reasons)
     xs = crossover.crossovers(
         t, vs, noise, {(a.scenario, a.concurrency) for a in anomalies if a.kind == "trend_outlier"}
     )
     prov = provenance(ds, t, now)
+    if mism:
+        prov = prov.model_copy(
+            update={"comparability": [*prov.comparability, _workloads_note(t, list(mism.values()))]}
+        )
     core_cols = list(core.SWEEP_COLUMNS if kind == "sweep" else core.COMPARE_COLUMNS)
     if any(e.mean("accept_length") is not None for e in t.entries.values() if e.ok):
         core_cols.append("accept_length")  # speculative acceptance, when the runs measured it
@@ -134,7 +172,7 @@ def build_view(
     winners = [
         V.WinnerRow(scenario=w.scenario, concurrency=w.concurrency, metric=core.PRIMARY, values=w.values, winner=w.winner,
                     leader=w.leader, runner_up=w.runner_up, gain=w.gain, verdict=view_verdict(w.verdict) if w.verdict else None,
-                    missing=w.missing)
+                    missing=w.missing, note=_winner_note(t, mism.get((w.scenario, w.concurrency))))
         for w in ws
     ]  # fmt: skip
     anomaly_views = [findings.anomaly_view(t, a) for a in anomalies]
@@ -148,11 +186,12 @@ def build_view(
                                      "after": "verdict.tie" if x.after == "tie" else short_name(t, x.a if x.after == "a" else x.b)}))
         for x in xs
     ]  # fmt: skip
-    recs = advice.recommendations(t, vs, skip, bands)
-    band_recs = advice.recommendations(t, vs, skip, bands, by_class=False)
+    mvs = groups.member_verdicts(t, noise)  # compare: each method's own configs, for its picks
+    recs = advice.recommendations(t, vs, reasons, bands, min_effect=min_effect, mvs=mvs)
+    band_recs = advice.recommendations(t, vs, reasons, bands, by_class=False, min_effect=min_effect, mvs=mvs)
     sched = [V.ScheduleEntry(**s.__dict__) for s in recommend.schedule(t, ws, skip)]
     checks = advice.checks(t, ds, noise, prov, graph_cap)
-    compare = advice.compare_summary(t, ws) if kind == "compare" else None
+    compare = build_compare.compare_summary(t, vs, min_effect, set(mism)) if kind == "compare" else None
     noise_msg = verdict_notes.noise_msg(noise)
     if kind == "sweep":
         head = t.columns[0]
@@ -167,7 +206,7 @@ def build_view(
         title = V.Msg(key="title.compare", args={"methods": " vs ".join(c.label for c in t.columns)})
         config_column = "col.method"
     parts = {
-        "bands": band_recs,
+        "recs": recs,
         "compare": compare,
         "winners": winners,
         "anomalies": anomaly_views,
@@ -182,9 +221,10 @@ def build_view(
         concurrencies=sorted({c for _s, c in t.points}), cells=_cells(t, [*metric_keys, "completed", "failed"]),
         noise=V.NoiseInfo(floor=noise.floor, source=noise.source, n=noise.n, min_effect=noise.min_effect, detail=noise_msg,
                           sigma=noise.sigma, sigma_measured=noise.source != "default",
-                          rule=verdict_notes.rule_msg(vs), ties=verdict_notes.ties_msg(vs)),
+                          rule=verdict_notes.rule_msg(vs), ties=verdict_notes.ties_msg(vs),
+                          ties_min=verdict_notes.ties_min_msg(vs)),
         verdicts=[view_verdict(v) for v in vs], latency_verdicts=[view_verdict(v) for v in lat], winners=winners,
-        findings=findings.band_findings(t, vs, ws, skip, bands), class_best=findings.class_best(t, vs, skip), gaps=findings.gaps(t, vs, ws),
+        findings=findings.band_findings(t, vs, ws, reasons, bands, min_effect), class_best=findings.class_best(t, vs, reasons, min_effect, mvs), gaps=findings.gaps(t, vs, ws),
         anomalies=anomaly_views, crossovers=cross_views, recommendations=band_recs + recs, schedule=sched, checks=checks,
         compare=compare, next_steps=advice.next_steps(t, parts, noise, prov), lossless=lossless,
         notes=advice.aa_scenario_notes(t, noise) + verdict_notes.model_notes(model.findings(ds, core.PRIMARY, True), lambda x: short_name(t, x) or x, vs) + advice.computed_notes(t) + advice.preflight_notes(t) + [V.Msg(key="note.skipped", args={"what": w}) for w in skip_notes(ds.skipped)],

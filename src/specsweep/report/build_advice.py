@@ -9,64 +9,54 @@ from typing import Any
 from specsweep import stats, stats_plan
 from specsweep.analysis import core, recommend
 from specsweep.analysis.data import Dataset
-from specsweep.report import verdict_notes
+from specsweep.report import build_groups as groups
+from specsweep.report import headline
 from specsweep.report import view as V
-from specsweep.report.build_findings import short_name
+from specsweep.report.build_groups import short_name
 
 QUIET_NOISE = 0.03  # a quiet host's run-to-run noise, for the planning line of single-run reports
 
 
 def recommendations(
-    t: core.Table, vs: list[core.PairVerdict], skip: set[tuple[str, int]], bands: Any, by_class: bool = True
+    t: core.Table,
+    vs: list[core.PairVerdict],
+    reasons: dict[tuple[str, int], str],
+    bands: Any,
+    *,
+    by_class: bool = True,
+    min_effect: float = 0.0,
+    mvs: core.VerdictList | None = None,
 ) -> list[V.Recommendation]:
-    vs2 = core.VerdictList(vs).without(skip)
+    """A recommendation per group (workload class x band, or band), decided on the verdicts outside
+    the cells flagged as anomalies (``reasons``); each names the full configs to deploy (``picks``;
+    ``mvs``: :func:`build_groups.member_verdicts`)."""
+    vs2 = core.VerdictList(vs).without(set(reasons))
     out = []
     decisions = (
         recommend.recommendations(t, vs2, bands) if by_class else recommend.band_summaries(t, vs2, bands)
     )
     for d in decisions:
         n = d.wins + d.losses + d.ties
-        args: dict[str, Any] = {
-            "wins": d.wins,
-            "losses": d.losses,
-            "ties": d.ties,
-            "n": n,
-            "other": short_name(t, d.runner_up),
-        }
-        if d.config is None:
-            note = V.Msg(key="rec.any", args=args)
+        g = groups.group_text(t, vs2, d, reasons, min_effect)
+        args: dict[str, Any] = {"wins": d.wins, "losses": d.losses, "ties": d.ties, "n": n,
+                                "other": short_name(t, d.runner_up), "min_effect": min_effect}  # fmt: skip
+        if d.config is None and d.losses == 0:
+            note = V.Msg(key="rec.any_min" if g.all_ties_min_effect else "rec.any", args=args)
         elif d.losses == 0:
             note = V.Msg(key="rec.win", args=args)
         else:
             note = V.Msg(key="rec.mixed", args=args)
-        flags = None
-        if d.config is not None:
-            lab = _picked_config(t, d.config, d.points)
-            meta = t.dataset.configs[lab]
-            engine = recommend.engine_of(meta.backend or "")
-            f = recommend.engine_flags(meta.method, meta.params, meta.argv or None, engine=engine)
-            flags = V.EngineFlags(**f)
         out.append(
             V.Recommendation(
                 workload_class=d.workload_class, band=d.band, c_low=d.c_low, c_high=d.c_high, config=d.config,
                 alternatives=d.alternatives, expected_gain=d.expected_gain if d.config else None,
                 ci_low=d.ci_low if d.config else None, ci_high=d.ci_high if d.config else None,
-                confidence=d.confidence, basis=d.basis, n_cells=n, flags=flags, note=note,  # type: ignore[arg-type]
+                confidence=d.confidence, basis=d.basis, n_cells=n, wins=d.wins, losses=d.losses, ties=d.ties,  # type: ignore[arg-type]
+                picks=groups.picks(t, d, mvs),
+                set_aside=g.set_aside, note=note, extra=g.extra,
             )
         )  # fmt: skip
     return out
-
-
-def _picked_config(t: core.Table, col: str, pts: list[tuple[str, int]]) -> str:
-    """The member config a column used most often at these points (compare: its best config)."""
-    counts: dict[str, int] = {}
-    for s, c in pts:
-        e = t.entry(col, s, c)
-        if e is not None and e.picked:
-            counts[e.picked] = counts.get(e.picked, 0) + 1
-    if counts:
-        return max(counts, key=lambda k: counts[k])
-    return next(c.members[0] for c in t.columns if c.label == col)
 
 
 def checks(
@@ -102,61 +92,20 @@ def checks(
     return out
 
 
-def compare_summary(t: core.Table, ws: list[core.Winner]) -> V.CompareSummary:
-    labels = t.labels()
-    counts = dict.fromkeys(labels, 0)
-    ties = 0
-    n = 0
-    for w in ws:
-        if w.leader is None or w.runner_up is None:
-            continue
-        n += 1
-        if w.winner:
-            counts[w.winner] += 1
-        else:
-            ties += 1
-    ref = max(labels, key=lambda lab: counts[lab])
-    ratios = recommend.latency_ratios(t, ref, core.LATENCY_VERDICT_METRICS)
-    concl = verdict_notes.compare_conclusion(labels, counts, n, ties)
-    return V.CompareSummary(
-        methods=labels, n_cells=n, win_counts=counts, ties=ties,
-        ratios=[V.RatioRow(**r.__dict__) for r in ratios], conclusion=concl,
-    )  # fmt: skip
-
-
 def next_steps(
     t: core.Table, view_parts: dict[str, Any], noise: core.Noise, prov: V.Provenance
 ) -> list[V.Msg]:
-    steps: list[V.Msg] = []
-    recs: list[V.Recommendation] = view_parts["bands"]
-    low = next((r for r in recs if r.band == "low" and r.config), None)
-    high = next((r for r in recs if r.band == "high" and r.config), None)
-    if t.kind == "sweep" and low and high and low.config != high.config:
-        steps.append(
-            V.Msg(
-                key="next.schedule",
-                args={
-                    "c_high": high.c_low,
-                    "high": short_name(t, high.config),
-                    "low": short_name(t, low.config),
-                },
-            )
-        )
-    elif t.kind == "compare" and view_parts["compare"] is not None:
+    steps: list[V.Msg] = headline.steps(view_parts["recs"], t.scenarios())
+    if t.kind == "compare" and view_parts["compare"] is not None:
         cs: V.CompareSummary = view_parts["compare"]
         best = max(cs.win_counts, key=lambda k: cs.win_counts[k])
-        step = verdict_notes.default_step(cs, recs)
-        if step is not None:
-            steps.append(step)
         for lab in cs.methods:
-            if lab == best:
+            losses = cs.behind.get(lab, 0)
+            if lab == best or not losses:
                 continue
-            losses = sum(
-                1 for w in view_parts["winners"] if w.winner == best and lab in (w.leader, w.runner_up)
-            )
             col = next(c for c in t.columns if c.label == lab)
             params = sorted({k for m in col.members for k in t.dataset.configs[m].params})
-            if losses and params:
+            if params:
                 steps.append(
                     V.Msg(
                         key="next.tune",

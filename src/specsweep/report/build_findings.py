@@ -9,24 +9,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from specsweep.analysis import anomalies as an
-from specsweep.analysis import core, recommend
+from specsweep.analysis import core, outcomes, recommend
+from specsweep.report import build_groups as groups
 from specsweep.report import view as V
+from specsweep.report.build_groups import short_name
 
 
 def view_verdict(v: core.PairVerdict) -> V.Verdict:
     return V.Verdict(**v.__dict__)
 
 
-def short_name(t: core.Table, label: str | None) -> str:
-    for c in t.columns:
-        if c.label == label:
-            return c.short
-    return label or ""
-
-
 def _levels_text(cs: Sequence[int]) -> str:
     cs = sorted(set(cs))
-    return ", ".join(str(c) for c in cs)
+    return ", ".join(V.level_text(c) for c in cs)
 
 
 def _max_gap(t: core.Table, ws: list[core.Winner], pts: set[tuple[str, int]]) -> dict[str, Any]:
@@ -44,26 +39,35 @@ def _max_gap(t: core.Table, ws: list[core.Winner], pts: set[tuple[str, int]]) ->
         "max_leader": short_name(t, best.leader),
         "max_gain": best.gain,
         "max_scenario": best.scenario,
-        "max_c": best.concurrency,
+        "max_c": V.level_text(best.concurrency),
     }
 
 
 def band_findings(
-    t: core.Table, vs: list[core.PairVerdict], ws: list[core.Winner], skip: set[tuple[str, int]], bands: Any
+    t: core.Table,
+    vs: list[core.PairVerdict],
+    ws: list[core.Winner],
+    reasons: dict[tuple[str, int], str],
+    bands: Any,
+    min_effect: float = 0.0,
 ) -> list[V.Finding]:
     out = []
+    skip = set(reasons)
     vs2 = core.VerdictList(vs).without(skip)
     for d in recommend.band_summaries(t, vs2, bands):
         n = d.wins + d.losses + d.ties
+        g = groups.group_text(t, vs2, d, reasons, min_effect)
         args: dict[str, Any] = {
             "band": f"band.{d.band}", "levels": _levels_text([c for _s, c in d.points]), "n": n,
-            "wins": d.wins, "losses": d.losses, "ties": d.ties, "gain": d.expected_gain,
+            "wins": d.wins, "losses": d.losses, "ties": d.ties, "gain": d.expected_gain, "min_effect": min_effect,
             "config": short_name(t, d.config or (d.alternatives[0] if d.alternatives else None)),
-            "other": short_name(t, d.runner_up if d.config else (d.alternatives[1] if len(d.alternatives) > 1 else None)),
+            "other": short_name(t, d.runner_up),
             **_max_gap(t, ws, set(d.points) - skip),
         }  # fmt: skip
-        if d.config is None:
-            key = "band.tie"
+        if d.config is None and d.losses == 0:
+            key = "band.tie_min" if g.all_ties_min_effect else "band.tie"
+        elif d.config is None:  # three or more configs: the runner-up beats the leader somewhere
+            key = "band.mixed"
         elif d.losses == 0:
             key = "band.winner"
             p99 = (
@@ -80,6 +84,8 @@ def band_findings(
                 band=d.band,
                 text=V.Msg(key=key, args=args),
                 data={"points": [[s, c] for s, c in d.points], "config": d.config},
+                extra=g.extra,
+                set_aside=g.set_aside,
             )
         )
     return out
@@ -94,12 +100,19 @@ def _geo_ratio(t: core.Table, a: str, b: str, pts: list[tuple[str, int]], key: s
     return math.expm1(sum(logs) / len(logs)) if logs else None
 
 
-def class_best(t: core.Table, vs: list[core.PairVerdict], skip: set[tuple[str, int]]) -> list[V.ClassBest]:
-    vs2 = core.VerdictList(vs).without(skip)
+def class_best(
+    t: core.Table,
+    vs: list[core.PairVerdict],
+    reasons: dict[tuple[str, int], str],
+    min_effect: float = 0.0,
+    mvs: core.VerdictList | None = None,
+) -> list[V.ClassBest]:
+    vs2 = core.VerdictList(vs).without(set(reasons))
     out = []
     for d in recommend.class_decisions(t, vs2):
         scen = sorted({s for s, _c in d.points})
         n = d.wins + d.losses + d.ties
+        g = groups.group_text(t, vs2, d, reasons, min_effect)
         best = d.config
         args: dict[str, Any] = {
             "wins": d.wins,
@@ -107,9 +120,12 @@ def class_best(t: core.Table, vs: list[core.PairVerdict], skip: set[tuple[str, i
             "ties": d.ties,
             "n": n,
             "scenarios": ", ".join(scen),
+            "min_effect": min_effect,
         }
         if best is None or d.runner_up is None:
-            msg = V.Msg(key="class.reason_tie", args=args)
+            msg = V.Msg(
+                key="class.reason_tie_min" if g.all_ties_min_effect else "class.reason_tie", args=args
+            )
         else:
             other = d.runner_up
             args.update(other=short_name(t, other), gain=d.expected_gain)
@@ -129,7 +145,8 @@ def class_best(t: core.Table, vs: list[core.PairVerdict], skip: set[tuple[str, i
                 msg = V.Msg(key="class.reason", args=args)
         out.append(
             V.ClassBest(workload_class=d.workload_class or "other", scenarios=scen, config=best, wins=d.wins,
-                        losses=d.losses, ties=d.ties, mean_gain=d.expected_gain if best else None, reason=msg)
+                        losses=d.losses, ties=d.ties, mean_gain=d.expected_gain if best else None, reason=msg,
+                        extra=g.extra, set_aside=g.set_aside, picks=groups.picks(t, d, mvs))
         )  # fmt: skip
     order = ["chat", "generation", "decode_heavy", "rag", "long_context", "other"]
     out.sort(key=lambda cb: order.index(cb.workload_class) if cb.workload_class in order else 99)
@@ -156,14 +173,15 @@ def gaps(t: core.Table, vs: list[core.PairVerdict], ws: list[core.Winner]) -> li
                 )
                 continue
             lead = short_name(t, v.leader)
-            key = "gap.tie" if v.verdict == "tie" else "gap.lead"
+            why = outcomes.tie_reason(v)
+            key = "gap.lead" if why is None else "gap.tie_min" if why == "min_effect" else "gap.tie"
             rows.append(
                 V.GapRow(
                     concurrency=c,
                     a_value=va,
                     b_value=vb,
                     verdict=view_verdict(v),
-                    text=V.Msg(key=key, args={"leader": lead, "gain": v.gain}),
+                    text=V.Msg(key=key, args={"leader": lead, "gain": v.gain, "min_effect": v.min_effect}),
                 )
             )
             series.append((c, v))
@@ -226,15 +244,22 @@ def anomaly_view(t: core.Table, a: an.AnomalyData) -> V.Anomaly:
         kinds = d.get("kinds") or {}
         kt = ("; " + ", ".join(f"{k}: {n}" for k, n in sorted(kinds.items()))) if kinds else ""
         fk = d.get("failure_kinds") or {}
-        if fk:  # failed cells by failure_kind (orchestrate.FAILURE_KINDS), e.g. "server_died x2"
-            kt += "; " + ", ".join(k if n == 1 else f"{k} x{n}" for k, n in sorted(fk.items())) + ":"
-        if d.get("error"):
-            kt += f"; {d['error']}" if not fk else f" {d['error']}"
+        # failed runs by failure_kind (orchestrate.FAILURE_KINDS), e.g. "server_died x2", and their error
+        ft = ", ".join(k if n == 1 else f"{k} x{n}" for k, n in sorted(fk.items()))
+        err = ": ".join(x for x in (ft, str(d.get("error") or "")) if x)
         args = {"config": d["config"], "failed": d["failed"], "share": d["share"], "kinds_text": kt}
+        runs, failed_runs = d.get("runs") or 0, d.get("failed_runs") or 0
+        key = "anomaly.error_burst"
+        if 0 < failed_runs < runs:  # the error is one run's, not the cell's (issue 26 item 7)
+            key = "anomaly.error_burst_runs"
+            args.update(runs=runs, failed_runs=failed_runs, error=err or "-")
+        elif err:
+            args["kinds_text"] = kt + f"; {err}"
         if d.get("max_in_1s"):
             args["max_in_1s"] = d["max_in_1s"]
-            return V.Anomaly(scenario=a.scenario, concurrency=a.concurrency, kind="error_burst", configs=a.configs,
-                             evidence=V.Msg(key="anomaly.error_burst_window", args=args), data=_jsonable(d))  # fmt: skip
+            key += "_window"
+        return V.Anomaly(scenario=a.scenario, concurrency=a.concurrency, kind="error_burst", configs=a.configs,
+                         evidence=V.Msg(key=key, args=args), data=_jsonable(d))  # fmt: skip
     return V.Anomaly(scenario=a.scenario, concurrency=a.concurrency, kind=a.kind, configs=a.configs,  # type: ignore[arg-type]
                      evidence=V.Msg(key=f"anomaly.{a.kind}", args=args), data=_jsonable(d))  # fmt: skip
 

@@ -31,6 +31,19 @@ def length_info(scenario: str, r: dict[str, Any]) -> V.LengthInfo | None:
                         output_hi=rule.output_hi, ratio=rule.ratio, mode=rule.mode)  # fmt: skip
 
 
+def clients_note(servers: list[V.ServerInfo]) -> list[V.Msg]:
+    """A note when the configs compared were measured by different benchmark clients, whose metric
+    definitions differ (docs/metrics.md, "Metrics of other clients")."""
+    tools = list(dict.fromkeys(c for s in servers for c in s.clients))
+    if len(tools) < 2:
+        return []
+    by = "; ".join(f"{tool}: " + ", ".join(s.label for s in servers if tool in s.clients) for tool in tools)
+    return [V.Msg(key="note.clients", args={"clients": by, "doc": METRICS_DOC})]
+
+
+METRICS_DOC = "docs/metrics.md#metrics-of-other-clients"
+
+
 def provenance(ds: Dataset, t: core.Table, now: str | None) -> V.Provenance:
     """Distinct values in first-seen order, over the run dirs and configs the table uses."""
     exps: list[Any] = []
@@ -63,14 +76,16 @@ def provenance(ds: Dataset, t: core.Table, now: str | None) -> V.Provenance:
             simulated = True
             scale = run.time_scale if run.time_scale_recorded else scale
     servers = []
+    client_of = {run.path: run.client.split(" --backend ")[0] for run in ds.runs}
     for col in t.columns:
         for lab in col.members:
             meta = ds.configs[lab]
+            mine = list(dict.fromkeys(client_of[d] for d in meta.run_dirs if d in client_of))
             servers.append(
                 V.ServerInfo(
                     name=meta.server or lab, label=lab, method=meta.method, params=meta.params,
                     backend=meta.backend, model=meta.model, argv=meta.argv, version=meta.version,
-                    run_dirs=list(meta.run_dirs), column=col.label,
+                    run_dirs=list(meta.run_dirs), column=col.label, clients=mine,
                 )
             )  # fmt: skip
             add(models, meta.model)
@@ -91,6 +106,7 @@ def provenance(ds: Dataset, t: core.Table, now: str | None) -> V.Provenance:
             if isinstance(w, int) and not isinstance(w, bool) and w not in warm:
                 warm.append(w)
     return V.Provenance(
+        comparability=clients_note(servers),
         run_dirs=[run.path for run in runs], experiments=[str(e) for e in exps], sources=sources,
         servers=servers, models=models, backends=backends, clients=clients, warmup=sorted(warm),
         ignore_eos=ignore_eos, datasets=[str(d) for d in datasets], simulated=simulated, time_scale=scale,

@@ -7,10 +7,25 @@ language, so no two renderers can word one cell differently.
 
 from __future__ import annotations
 
-from specsweep.report.i18n import fmt_num, label
-from specsweep.report.view import CellView, ReportView, WinnerRow
+from collections.abc import Sequence
 
-__all__ = ["value_text", "winner_text"]
+from specsweep.report.i18n import fmt_num, label, text
+from specsweep.report.view import (
+    CellView,
+    ClassBest,
+    EngineFlags,
+    Msg,
+    Recommendation,
+    ReportView,
+    SetAside,
+    WinnerRow,
+    cells_text,
+    level_text,
+)
+
+__all__ = [
+    "aside_text", "counted", "deployed_flags", "recommended_text", "sentences", "value_text", "winner_text",
+]  # fmt: skip
 
 
 def value_text(view: ReportView, cell: CellView, key: str, lang: str) -> str:
@@ -24,7 +39,9 @@ def value_text(view: ReportView, cell: CellView, key: str, lang: str) -> str:
 
 def winner_text(view: ReportView, row: WinnerRow, lang: str) -> str:
     """The winner column of ``row``: the winner, "tie" (naming the two even leaders when more than
-    two configs compete), or "-" when there is no verdict."""
+    two configs compete), "-" when there is no verdict, or why no winner is named (``row.note``)."""
+    if row.note is not None:
+        return text(row.note, lang)
     who = view.winner_name(row)
     if who.kind == "none":
         return label("value.none", lang)
@@ -32,3 +49,73 @@ def winner_text(view: ReportView, row: WinnerRow, lang: str) -> str:
         tie = label("verdict.tie", lang)
         return f"{tie} ({', '.join(who.names)})" if who.names else tie
     return who.names[0]
+
+
+def aside_text(items: Sequence[SetAside], counted: int, lang: str) -> str | None:
+    """ "2 of 5 cells set aside: chat_short c=16 (outlier vs. trend), rag_medium c=1 (DSpark(st=3)
+    invalid)." - the cells a group's counts leave out and why; None when none is."""
+    if not items:
+        return None
+    cells = []
+    for a in items:
+        if a.reason in ("trend_outlier", "prefix_cache"):
+            why = label(f"anomaly.{a.reason}", lang)
+        else:
+            why = " ".join([*a.configs, label(f"value.{a.reason}", lang)])
+        cells.append(f"{a.scenario} c={level_text(a.concurrency)} ({why})")
+    sep = "，" if lang == "zh" else ", "
+    return text(
+        Msg(
+            key="aside.cells", args={"k": len(items), "total": counted + len(items), "cells": sep.join(cells)}
+        ),
+        lang,
+    )
+
+
+def sentences(main: Msg, extra: Sequence[Msg], aside: Sequence[SetAside], counted: int, lang: str) -> str:
+    """A group's main sentence, then what it adds (who trails, why the ties, the cells set aside);
+    the main one as it is when it stands alone."""
+    first = text(main, lang)
+    more = [text(m, lang) for m in extra]
+    if (a := aside_text(aside, counted, lang)) is not None:
+        more.append(a)
+    if not more:
+        return first
+    stop = "。" if lang == "zh" else "."
+    parts = [p if p.endswith((".", "。")) else p + stop for p in [first, *more]]
+    return ("" if lang == "zh" else " ").join(parts)
+
+
+def counted(main: Msg) -> int:
+    """The cells a group's main sentence counts (its ``n``)."""
+    n = main.args.get("n")
+    return n if isinstance(n, int) else 0
+
+
+def recommended_text(view: ReportView, r: Recommendation | ClassBest, lang: str) -> str:
+    """The full configs a recommendation (or a workload class's best) names - method + parameters;
+    compare: the method's configs, with the cells each is the one for when they differ - or the even
+    configs for "either"; Markdown marks (bold, code), which the HTML report turns into tags."""
+    if r.config is None:
+        alts = r.alternatives if isinstance(r, Recommendation) else []
+        return " / ".join(f"`{a}`" for a in alts) + (" " if alts else "") + label("value.any", lang)
+    if not r.picks:
+        return f"**{r.config}**"
+    parts = []
+    for p in r.picks:
+        notes = [cells_text(p.cells, view.scenarios)] if len(r.picks) > 1 else []
+        if p.even_with:
+            notes.append(label("pick.even_with", lang, configs=", ".join(f"`{x}`" for x in p.even_with)))
+        parts.append(f"**{p.config}**" + (f" ({'; '.join(notes)})" if notes else ""))
+    return "; ".join(parts)
+
+
+def deployed_flags(view: ReportView) -> dict[str, EngineFlags]:
+    """Every full config a recommendation names, with its engine flags, in the order named."""
+    flags: dict[str, EngineFlags] = {}
+    for rec in view.recommendations:
+        for p in rec.picks:
+            ef = p.flags
+            if ef is not None and (ef.vllm or ef.sglang or ef.measured) and p.config not in flags:
+                flags[p.config] = ef
+    return flags

@@ -1,17 +1,27 @@
-"""The per-domain section of a report: acceptance, TPOT, throughput and speedup over no speculation,
-per request category (domain), per cell; the winner per domain and cell; a recommendation per domain.
+"""The per-domain section of a report: acceptance, TPOT, per-request throughput and speedup over no
+speculation, per request category (domain), per cell; the winner per domain and cell; a
+recommendation per domain.
 
-Inputs are the runs' ``per_category`` objects (metrics_category; recomputed from stored records when
-a run predates them). Per category and cell:
+What is measured per domain is what is measured per response (issue 28 item 4): in a cell that mixes
+domains, throughput divides a domain's tokens by the whole cell's duration, so it is the cell's, not
+the domain's; such a row leaves it out (``mixed``) and the results table has the cell's. Inputs are
+the runs' ``per_category`` objects (metrics_category; recomputed from stored records when a run
+predates them or their per-request throughput). Per category and cell:
 
 - ``accept_length``: the server's acceptance: per request where the server reports it (SGLang's verify
   counts, llama-server's ``timings``), so per domain even in a cell that mixes domains; else its
   ``/metrics`` counters differenced over the cell when the cell held that category alone (vLLM); else
   the client's tokens-per-chunk proxy, marked ``accept_length_source="chunk_proxy"``;
-- ``speedup`` = total_throughput(config) / total_throughput(baseline) in the same cell and category,
-  ``tpot_speedup`` = mean_tpot(baseline) / mean_tpot(config); null without a baseline.
+- ``per_request_tok_s``: output tokens per second of request time over the domain's responses;
+- ``speedup`` = per_request_tok_s(config) / per_request_tok_s(baseline) in the same cell and category,
+  ``tpot_speedup`` = mean_tpot(baseline) / mean_tpot(config); null without a baseline;
+- ``total_throughput``, ``output_throughput``: only when the cell held this domain alone.
 
-Verdicts follow the main report's rule (:func:`specsweep.analysis.core.all_verdicts`): each comparison
+Runs that are invalid or failed have no per-domain numbers: they are listed (``DomainsView.left_out``),
+never dropped silently; a domain and cell where fewer than two configs have valid results has no
+winner ("-") and no recommendation is made from it.
+
+Verdicts follow the main report's rule (:func:`specsweep.analysis.verdicts.all_verdicts`): each comparison
 is a log-ratio test (Welch's t over repeats, else against the measured or assumed run-to-run noise),
 decided when its Benjamini-Hochberg adjusted p value is <= ``stats.DEFAULT_LEVEL`` and the gain reaches
 ``--min-effect``; intervals are drawn at the per-comparison level those decisions amount to. The
@@ -39,6 +49,7 @@ from specsweep.analysis.data import CellData, Dataset
 from specsweep.metrics_category import per_category
 
 SYNTHETIC = frozenset({"random", "random-ids", "shared-prefix", "uncategorized"})
+PER_DOMAIN = "per_request_tok_s"  # the throughput measured per domain in every cell (module docstring)
 Key = tuple[str, str, int, str]  # category, scenario, concurrency, config
 
 
@@ -54,11 +65,15 @@ class DomainRow(_Frozen):
     accept_length: float | None
     accept_length_source: Literal["server_counters", "verify_ct", "timings", "chunk_proxy"] | None = None
     mean_tpot_ms: float | None
-    total_throughput: float | None
+    total_throughput: (
+        float | None
+    )  # None in a mixed cell: there it would be the cell's share, not the domain's
     output_throughput: float | None = None
+    per_request_tok_s: float | None = None  # output tokens per second of request time, per response
+    mixed: bool = False  # the cell held other domains too
     completed: int = 0
     repeats: int = 1
-    speedup: float | None = None  # total throughput vs the baseline in the same cell and category
+    speedup: float | None = None  # per-request tok/s vs the baseline in the same cell and category
     speedup_ci: tuple[float, float] | None = None
     speedup_verdict: Literal["faster", "slower", "tie"] | None = None
     tpot_speedup: float | None = None  # baseline TPOT / this TPOT (> 1: faster per token)
@@ -83,9 +98,20 @@ class DomainAdvice(_Frozen):
     clear: bool = False  # the config won at least one cell with a clear verdict
     is_baseline: bool = False  # the recommendation is to run without speculation
     wins: int = 0
-    cells: int = 0
+    cells: int = 0  # cells of the domain with two or more valid configs (what the advice rests on)
+    uncompared: int = 0  # cells of the domain where fewer than two configs have a valid result
     off_from: list[tuple[str, int]] = []  # (scenario, concurrency) from which speculation loses
     best_speedup: float | None = None
+
+
+class LeftOut(_Frozen):
+    """A run without per-domain numbers (invalid or failed), and why."""
+
+    scenario: str
+    concurrency: int
+    config: str
+    status: str  # "invalid" | "failed"
+    reason: str = ""
 
 
 class DomainsView(_Frozen):
@@ -101,6 +127,8 @@ class DomainsView(_Frozen):
     n_compared: int = 0  # comparisons in the winners' family
     winners: list[DomainWinner] = []
     advice: list[DomainAdvice] = []
+    left_out: list[LeftOut] = []
+    mixed_cells: int = 0  # (scenario, concurrency, config) runs that held several domains
 
     @property
     def shown(self) -> bool:
@@ -125,7 +153,8 @@ def baseline_label(ds: Dataset) -> str | None:
 
 def _per_repeat(cell: CellData) -> list[dict[str, dict[str, Any]]]:
     reps = [r["per_category"] for r in cell.ok if isinstance(r.get("per_category"), dict)]
-    if reps:
+    fresh = all(isinstance(m, dict) and "per_request_tok_s" in m for rep in reps for m in rep.values())
+    if reps and (fresh or len(cell.records) != len(cell.ok)):
         return reps
     out = []
     for i, recs in enumerate(cell.records):  # older runs: recompute from the stored records
@@ -178,7 +207,7 @@ def _decide(
     level: float = stats.DEFAULT_LEVEL,
     adjustment: stats.Adjustment = "bh",
 ) -> list[_Verdict]:
-    """One family's verdicts, as ``analysis.core.all_verdicts`` decides them: adjusted p <= level and a
+    """One family's verdicts, as ``analysis.verdicts.all_verdicts`` decides them: adjusted p <= level and a
     gain of at least ``noise.min_effect``; intervals at the level the adjusted decisions amount to."""
     p = [t.p_value for t in tests]
     p_adj = stats.adjust(p, adjustment)
@@ -209,11 +238,17 @@ def build_domains(ds: Dataset, noise: Noise, baseline: str | None) -> tuple[list
     """Every per-domain number (rows: the report's ``domains``) and verdict of the run dirs (see the
     module docstring)."""
     data: dict[Key, list[dict[str, Any]]] = {}
+    left_out: list[LeftOut] = []
     for (label, scenario, c), cell in ds.cells.items():
         for rep in _per_repeat(cell):
             for cat, m in rep.items():
                 if isinstance(m, dict):
-                    data.setdefault((str(cat), scenario, c, label), []).append(m)
+                    data.setdefault((str(cat), scenario, c, label), []).append({**m, "_mixed": len(rep) > 1})
+        for r in cell.bad:
+            lo = LeftOut(scenario=scenario, concurrency=c, config=label, status=str(r.get("status") or "failed"),
+                         reason=str(r.get("error") or r.get("invalid_reason") or ""))  # fmt: skip
+            if lo not in left_out:
+                left_out.append(lo)
     order = {m.label: m.order for m in ds.configs.values()}
     keys = sorted(data, key=lambda k: (k[0], k[1], k[2], order.get(k[3], 0)))
     # the speedup families: each config vs the baseline in its cell and domain (throughput, TPOT)
@@ -225,9 +260,7 @@ def build_domains(ds: Dataset, noise: Noise, baseline: str | None) -> tuple[list
         if base is None or label == baseline:
             continue
         reps = data[key]
-        if (
-            t := _test(_nums(reps, "total_throughput"), _nums(base, "total_throughput"), True, noise)
-        ) is not None:
+        if (t := _test(_nums(reps, PER_DOMAIN), _nums(base, PER_DOMAIN), True, noise)) is not None:
             thr_tests[key] = t
         if (t := _test(_nums(reps, "mean_tpot_ms"), _nums(base, "mean_tpot_ms"), False, noise)) is not None:
             tpot_tests[key] = t
@@ -253,10 +286,12 @@ def build_domains(ds: Dataset, noise: Noise, baseline: str | None) -> tuple[list
             extra.update(tpot_speedup=1 + v.effect, tpot_speedup_ci=(1 + v.ci_low, 1 + v.ci_high))
         if baseline and label == baseline:
             extra.update(speedup=1.0, tpot_speedup=1.0)
+        mixed = any(m["_mixed"] for m in reps)
         rows.append(DomainRow(
             category=cat, scenario=s, concurrency=c, config=label, accept_length=al, accept_length_source=src,
-            mean_tpot_ms=_mean(_nums(reps, "mean_tpot_ms")), total_throughput=_mean(_nums(reps, "total_throughput")),
-            output_throughput=_mean(_nums(reps, "output_throughput")),
+            mean_tpot_ms=_mean(_nums(reps, "mean_tpot_ms")), per_request_tok_s=_mean(_nums(reps, PER_DOMAIN)),
+            total_throughput=None if mixed else _mean(_nums(reps, "total_throughput")),
+            output_throughput=None if mixed else _mean(_nums(reps, "output_throughput")), mixed=mixed,
             completed=int(sum(_nums(reps, "completed"))), repeats=len(reps), **extra,
         ))  # fmt: skip
     winners, n_compared = _winners(data, noise)
@@ -264,17 +299,19 @@ def build_domains(ds: Dataset, noise: Noise, baseline: str | None) -> tuple[list
         baseline=baseline, output_length=_output_length(ds), categories=sorted({k[0] for k in data}),
         configs=sorted({k[3] for k in data}, key=lambda x: order.get(x, 0)), proxy_used=proxy,
         accept_sources=sorted({r.accept_length_source for r in rows if r.accept_length_source}),
-        n_compared=n_compared, winners=winners, advice=_advice(rows, winners, baseline),
+        n_compared=n_compared, winners=winners, advice=_advice(rows, winners, baseline), left_out=left_out,
+        mixed_cells=len({(r.scenario, r.concurrency, r.config) for r in rows if r.mixed}),
     )  # fmt: skip
     return rows, view
 
 
 def _winners(data: dict[Key, list[dict[str, Any]]], noise: Noise) -> tuple[list[DomainWinner], int]:
-    """The winner per (domain, scenario, concurrency) on total throughput, and the family size: every
-    pair of configs in every such cell is tested, the family adjusted together (module docstring)."""
+    """The winner per (domain, scenario, concurrency) on per-request throughput, and the family size:
+    every pair of configs in every such cell is tested, the family adjusted together (module
+    docstring)."""
     cells: dict[tuple[str, str, int], dict[str, list[float]]] = {}
     for (cat, s, c, label), reps in data.items():
-        vals = _nums(reps, "total_throughput")
+        vals = _nums(reps, PER_DOMAIN)
         if vals:
             cells.setdefault((cat, s, c), {})[label] = vals
     pairs: list[tuple[tuple[str, str, int], str, str]] = []
@@ -312,9 +349,12 @@ def _winners(data: dict[Key, list[dict[str, Any]]], noise: Noise) -> tuple[list[
 
 
 def _advice(rows: list[DomainRow], winners: list[DomainWinner], baseline: str | None) -> list[DomainAdvice]:
+    """Per domain, from the cells where two or more configs have valid results (a config alone in a
+    cell, its competitors invalid, wins nothing)."""
     out = []
     for cat in sorted({w.category for w in winners}):
-        ws = [w for w in winners if w.category == cat]
+        every = [w for w in winners if w.category == cat]
+        ws = [w for w in every if w.runner_up is not None]
         wins: dict[str, int] = {}
         leads: dict[str, int] = {}
         for w in ws:
@@ -341,6 +381,7 @@ def _advice(rows: list[DomainRow], winners: list[DomainWinner], baseline: str | 
         sp = [r.speedup for r in rows if r.category == cat and r.config != baseline and r.speedup is not None]
         out.append(DomainAdvice(
             category=cat, config=best, clear=bool(wins), is_baseline=best is not None and best == baseline,
-            wins=wins.get(best, 0) if best else 0, cells=len(ws), off_from=off, best_speedup=max(sp) if sp else None,
+            wins=wins.get(best, 0) if best else 0, cells=len(ws), uncompared=len(every) - len(ws), off_from=off,
+            best_speedup=max(sp) if sp else None,
         ))  # fmt: skip
     return out

@@ -5,14 +5,25 @@ from __future__ import annotations
 import html
 import math
 
-from specsweep.report.domains import DomainAdvice, DomainRow, DomainsView
+from specsweep.report.domains import DomainAdvice, DomainRow, DomainsView, DomainWinner
+from specsweep.report.html_kit import md_inline
 from specsweep.report.view import ReportView
 
 _S: dict[str, dict[str, str]] = {
     "en": {
         "title": "Per-domain results",
-        "baseline": "Speedup is throughput (and TPOT) against `{b}`, the configuration without speculation, "
-        "in the same cell and domain; [low, high] is its interval, at least 95% and widened for multiplicity like the verdicts.",
+        "baseline": "Speedup is per-request throughput (and TPOT) against `{b}`, the configuration without "
+        "speculation, in the same cell and domain; [low, high] is its interval, at least 95% and widened for "
+        "multiplicity like the verdicts.",
+        "measured": "Measured per domain (per response): acceptance, TPOT and per-request tok/s (output tokens "
+        "per second of request time).",
+        "mixed": "{k} runs mix domains in one cell: their throughput is the cell's, not a domain's, so Total "
+        'tok/s shows "-" there (the results table above has the cell\'s).',
+        "left_out": "Left out (no per-domain numbers):",
+        "left_out.line": "{s} c={c} {config}: {status} ({reason})",
+        "rec.none": "{cat}: no recommendation - no cell has two configs with valid results ({k} cells).",
+        "rec.partial": "{cat}: {k} of {n} cells have fewer than two valid configs and do not count.",
+        "col.req": "Req tok/s",
         "no_baseline": "No baseline: mark the no-speculation server `baseline: true` (or pass --baseline) to see speedups.",
         "out.fixed": "Output length: fixed (ignore_eos; every request generates its max tokens).",
         "out.natural": "Output length: natural (requests stop at EOS, capped at their max tokens).",
@@ -39,19 +50,28 @@ _S: dict[str, dict[str, str]] = {
         "col.winner": "Winner",
         "col.gain": "Gain",
         "col.runner": "vs",
-        "winners": "Winner per domain (total throughput)",
+        "winners": "Winner per domain (per-request tok/s)",
         "tie": "tie (not significant)",
         "rec": "Recommendation per domain",
         "rec.line": "{lines}",
         "rec.off": "{cat}: switch speculation off from concurrency {c} on ({s}).",
         "rec.spec": "speculation off",
         "rec.weak": " (lead not significant)",
-        "heat": "Speedup over no speculation, domain x config (mean over cells)",
-        "heat.rel": "Throughput relative to the domain's best config (mean over cells)",
+        "heat": "Speedup (per-request tok/s) over no speculation, domain x config (mean over cells)",
+        "heat.rel": "Per-request throughput relative to the domain's best config (mean over cells)",
     },
     "zh": {
         "title": "分领域结果",
-        "baseline": "加速比为同一单元、同一领域内相对于 `{b}`（不开投机解码）的吞吐（及 TPOT）之比；[低, 高] 为其区间（至少 95%，并与判定一样按多重比较放宽）。",
+        "baseline": "加速比为同一单元、同一领域内相对于 `{b}`（不开投机解码）的单请求吞吐（及 TPOT）之比；[低, 高] 为其区间"
+        "（至少 95%，并与判定一样按多重比较放宽）。",
+        "measured": "按领域（逐响应）测得：接受长度、TPOT 与单请求 tok/s（每秒请求时间生成的输出 token 数）。",
+        "mixed": "有 {k} 次运行在同一单元中混合了多个领域：其吞吐属于整个单元而非某个领域，因此此处 Total tok/s 显示"
+        "“-”（单元的吞吐见上方结果表）。",
+        "left_out": "未纳入（无分领域数据）：",
+        "left_out.line": "{s} c={c} {config}：{status}（{reason}）",
+        "rec.none": "{cat}：不作推荐——没有任何单元有两个配置的有效结果（{k} 个单元）。",
+        "rec.partial": "{cat}：{n} 个单元中有 {k} 个的有效配置少于两个，不计入。",
+        "col.req": "单请求 tok/s",
         "no_baseline": "未设基线：把不开投机解码的服务标记为 `baseline: true`（或使用 --baseline）即可显示加速比。",
         "out.fixed": "输出长度：固定（ignore_eos，每个请求生成到最大 token 数）。",
         "out.natural": "输出长度：自然（遇到 EOS 即停止，上限为最大 token 数）。",
@@ -77,15 +97,15 @@ _S: dict[str, dict[str, str]] = {
         "col.winner": "胜出",
         "col.gain": "提升",
         "col.runner": "对比",
-        "winners": "各领域胜出配置（总吞吐）",
+        "winners": "各领域胜出配置（单请求 tok/s）",
         "tie": "持平（差异不显著）",
         "rec": "各领域推荐",
         "rec.line": "{lines}",
         "rec.off": "{cat}：从并发 {c} 起应关闭投机解码（{s}）。",
         "rec.spec": "关闭投机解码",
         "rec.weak": "（领先不显著）",
-        "heat": "相对不开投机解码的加速比：领域 x 配置（各单元平均）",
-        "heat.rel": "相对该领域最佳配置的吞吐：领域 x 配置（各单元平均）",
+        "heat": "相对不开投机解码的加速比（单请求 tok/s）：领域 x 配置（各单元平均）",
+        "heat.rel": "相对该领域最佳配置的单请求吞吐：领域 x 配置（各单元平均）",
     },
 }
 
@@ -107,8 +127,37 @@ def _speedup(r: DomainRow) -> str:
     return f"{r.speedup:.2f}x{ci}{mark}"
 
 
+def _tpot_speedup(r: DomainRow) -> str:
+    return "-" if r.tpot_speedup is None else f"{r.tpot_speedup:.2f}x"
+
+
 def _accept(r: DomainRow) -> str:
     return _num(r.accept_length) + ("*" if r.accept_length_source == "chunk_proxy" else "")
+
+
+def _left_out(d: DomainsView, lang: str) -> list[str]:
+    """The runs without per-domain numbers, one line each."""
+    return [_s("left_out.line", lang, s=x.scenario, c=x.concurrency, config=x.config, status=x.status,
+               reason=x.reason or "-") for x in d.left_out]  # fmt: skip
+
+
+def _advice_notes(d: DomainsView, lang: str) -> list[str]:
+    """Per domain: no recommendation (no cell to compare), cells that did not count, speculation off."""
+    out = []
+    for a in d.advice:
+        if a.config is None and a.uncompared:
+            out.append(_s("rec.none", lang, cat=a.category, k=a.uncompared))
+        elif a.uncompared:
+            out.append(_s("rec.partial", lang, cat=a.category, k=a.uncompared, n=a.cells + a.uncompared))
+        out += [_s("rec.off", lang, cat=a.category, c=c, s=s) for s, c in a.off_from]
+    return out
+
+
+def _winner(w: DomainWinner, lang: str, bold: str = "**") -> str:
+    """The winner cell: the winner, the leader marked as a tie, or "-" with no valid competitor."""
+    if w.runner_up is None:
+        return "-"
+    return f"{bold}{w.winner}{bold}" if w.winner else f"{w.leader} ({_s('tie', lang)})"
 
 
 def recommendation_line(adv: list[DomainAdvice], lang: str) -> str:
@@ -123,7 +172,10 @@ def recommendation_line(adv: list[DomainAdvice], lang: str) -> str:
 
 
 def _intro(d: DomainsView, lang: str) -> list[str]:
-    out = [_s("baseline", lang, b=d.baseline) if d.baseline else _s("no_baseline", lang)]
+    out = [_s("measured", lang)]
+    out.append(_s("baseline", lang, b=d.baseline) if d.baseline else _s("no_baseline", lang))
+    if d.mixed_cells:
+        out.append(_s("mixed", lang, k=d.mixed_cells))
     out.append(_s(f"out.{d.output_length}", lang))
     if d.accept_sources:
         sep = "；" if lang == "zh" else "; "
@@ -136,7 +188,8 @@ def _intro(d: DomainsView, lang: str) -> list[str]:
 
 
 def _heat(d: DomainsView, rows: list[DomainRow]) -> tuple[bool, dict[tuple[str, str], float]]:
-    """(is_speedup, {(category, config): value}): mean speedup, else throughput / the cell's best."""
+    """(is_speedup, {(category, config): value}): mean speedup, else per-request throughput / the
+    cell's best."""
     vals: dict[tuple[str, str], list[float]] = {}
     if d.baseline:
         for r in rows:
@@ -145,13 +198,13 @@ def _heat(d: DomainsView, rows: list[DomainRow]) -> tuple[bool, dict[tuple[str, 
         return True, {k: sum(v) / len(v) for k, v in vals.items()}
     best: dict[tuple[str, str, int], float] = {}
     for r in rows:
-        if r.total_throughput:
+        if r.per_request_tok_s:
             k = (r.category, r.scenario, r.concurrency)
-            best[k] = max(best.get(k, 0.0), r.total_throughput)
+            best[k] = max(best.get(k, 0.0), r.per_request_tok_s)
     for r in rows:
         b = best.get((r.category, r.scenario, r.concurrency))
-        if r.total_throughput and b:
-            vals.setdefault((r.category, r.config), []).append(r.total_throughput / b)
+        if r.per_request_tok_s and b:
+            vals.setdefault((r.category, r.config), []).append(r.per_request_tok_s / b)
     return False, {k: sum(v) / len(v) for k, v in vals.items()}
 
 
@@ -162,20 +215,23 @@ def domains_markdown(view: ReportView, lang: str) -> list[str]:
     rows = view.domains
     out = ["---", "", f"## {_s('title', lang)}", ""]
     out += [f"- {x}" for x in _intro(d, lang)] + [""]
-    head = ["col.domain", "col.scenario", "col.c", "col.config", "col.accept", "col.tpot", "col.thr", "col.speedup",
-            "col.tpot_speedup"]  # fmt: skip
+    head = ["col.domain", "col.scenario", "col.c", "col.config", "col.accept", "col.tpot", "col.req", "col.thr",
+            "col.speedup", "col.tpot_speedup"]  # fmt: skip
     out.append("| " + " | ".join(_s(h, lang) for h in head) + " |")
-    out.append("|" + "|".join(["---"] * 4 + ["---:"] * 5) + "|")
+    out.append("|" + "|".join(["---"] * 4 + ["---:"] * 6) + "|")
     for r in rows:
-        tps = "-" if r.tpot_speedup is None else f"{r.tpot_speedup:.2f}x"
+        tps = _tpot_speedup(r)
         out.append(f"| {r.category} | {r.scenario} | {r.concurrency} | {r.config} | {_accept(r)} | "
-                   f"{_num(r.mean_tpot_ms)} | {_num(r.total_throughput, 1)} | {_speedup(r)} | {tps} |")  # fmt: skip
+                   f"{_num(r.mean_tpot_ms)} | {_num(r.per_request_tok_s, 1)} | {_num(r.total_throughput, 1)} | "
+                   f"{_speedup(r)} | {tps} |")  # fmt: skip
+    if d.left_out:
+        out += ["", _s("left_out", lang), ""] + [f"- {x}" for x in _left_out(d, lang)]
     out += ["", f"### {_s('winners', lang)}", ""]
     out.append("| " + " | ".join(_s(h, lang) for h in ["col.domain", "col.scenario", "col.c", "col.winner", "col.runner",
                                                         "col.gain"]) + " |")  # fmt: skip
     out.append("|---|---|---:|---|---|---:|")
     for w in d.winners:
-        win = f"**{w.winner}**" if w.winner else f"{w.leader} ({_s('tie', lang)})"
+        win = _winner(w, lang)
         gain = "-" if w.gain is None else f"{w.gain:.1%}"
         out.append(
             f"| {w.category} | {w.scenario} | {w.concurrency} | {win} | {w.runner_up or '-'} | {gain} |"
@@ -185,9 +241,7 @@ def domains_markdown(view: ReportView, lang: str) -> list[str]:
     if line:
         out.append(f"**{line}**")
         out.append("")
-    for a in d.advice:
-        for s, c in a.off_from:
-            out.append("- " + _s("rec.off", lang, cat=a.category, c=c, s=s))
+    out += ["- " + x for x in _advice_notes(d, lang)]
     out.append("")
     return out
 
@@ -229,21 +283,37 @@ def domains_html(view: ReportView, lang: str) -> tuple[str, str] | None:
         "col.config",
         "col.accept",
         "col.tpot",
+        "col.req",
         "col.thr",
         "col.speedup",
+        "col.tpot_speedup",
     ]
     trs = "".join(
         f"<tr><td>{e(r.category)}</td><td>{e(r.scenario)}</td><td class='num'>{r.concurrency}</td><td>{e(r.config)}</td>"
         f"<td class='num'>{e(_accept(r))}</td><td class='num'>{_num(r.mean_tpot_ms)}</td>"
-        f"<td class='num'>{_num(r.total_throughput, 1)}</td><td class='num'>{e(_speedup(r))}</td></tr>"
+        f"<td class='num'>{_num(r.per_request_tok_s, 1)}</td>"
+        f"<td class='num'>{_num(r.total_throughput, 1)}</td><td class='num'>{e(_speedup(r))}</td>"
+        f"<td class='num'>{_tpot_speedup(r)}</td></tr>"
         for r in view.domains
     )
     parts.append("<table class='domains'><thead><tr>" + "".join(f"<th>{e(_s(c, lang))}</th>" for c in cols)
                  + f"</tr></thead><tbody>{trs}</tbody></table>")  # fmt: skip
+    if d.left_out:
+        parts.append(f"<p>{e(_s('left_out', lang))}</p><ul>" + "".join(f"<li>{e(x)}</li>" for x in _left_out(d, lang))
+                     + "</ul>")  # fmt: skip
+    wrows = "".join(
+        f"<tr><td>{e(w.category)}</td><td>{e(w.scenario)}</td><td class='num'>{w.concurrency}</td>"
+        f"<td>{md_inline(e(_winner(w, lang)))}</td><td>{e(w.runner_up or '-')}</td>"
+        f"<td class='num'>{'-' if w.gain is None else f'{w.gain:.1%}'}</td></tr>"
+        for w in d.winners
+    )
+    wcols = ["col.domain", "col.scenario", "col.c", "col.winner", "col.runner", "col.gain"]
+    parts.append(f"<h3>{e(_s('winners', lang))}</h3><table class='domain-winners'><thead><tr>"
+                 + "".join(f"<th>{e(_s(c, lang))}</th>" for c in wcols) + f"</tr></thead><tbody>{wrows}</tbody></table>")  # fmt: skip
     line = recommendation_line(d.advice, lang)
     recs = [f"<p><strong>{e(_s('rec', lang))}</strong>: {e(line)}</p>"] if line else []
-    offs = [_s("rec.off", lang, cat=a.category, c=c, s=s) for a in d.advice for s, c in a.off_from]
-    if offs:
-        recs.append("<ul>" + "".join(f"<li>{e(x)}</li>" for x in offs) + "</ul>")
+    notes = _advice_notes(d, lang)
+    if notes:
+        recs.append("<ul>" + "".join(f"<li>{e(x)}</li>" for x in notes) + "</ul>")
     parts += recs
     return _s("title", lang), "\n".join(parts)

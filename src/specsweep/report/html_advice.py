@@ -4,12 +4,13 @@ recommendations with engine flags, domain checks, next steps, method notes and t
 from __future__ import annotations
 
 from specsweep.report import i18n
+from specsweep.report.display import deployed_flags, recommended_text
 from specsweep.report.domains_render import domains_html
-from specsweep.report.html_kit import HtmlPage, esc
+from specsweep.report.html_kit import HtmlPage, esc, md_inline
 from specsweep.report.i18n import fmt_pct, label
 from specsweep.report.i18n_html import hl
 from specsweep.report.verdict_notes import rests_on
-from specsweep.report.view import Recommendation, band_range
+from specsweep.report.view import EngineFlags, band_range, level_text
 
 
 def anomalies(page: HtmlPage) -> str:
@@ -18,7 +19,7 @@ def anomalies(page: HtmlPage) -> str:
     rows = [
         [
             page.td(esc(a.scenario)),
-            page.td(esc(a.concurrency), sort=a.concurrency, num=True),
+            page.td(esc(level_text(a.concurrency)), sort=a.concurrency, num=True),
             page.td(page.shared_label(f"anomaly.{a.kind}")),
             page.td(esc(", ".join(page.short(c) for c in a.configs))),
             page.td(page.msg_html(a.evidence)),
@@ -72,8 +73,7 @@ def crossovers(page: HtmlPage) -> str:
     return page.section("crossovers", label("sec.crossovers", page.lang), page.table(headers, rows))
 
 
-def flags_block(page: HtmlPage, rec: Recommendation) -> str:
-    f = rec.flags
+def flags_block(page: HtmlPage, f: EngineFlags | None) -> str:
     if f is None:
         return ""
     lines = []
@@ -102,12 +102,8 @@ def recommendations(page: HtmlPage) -> str:
                         sort=r.c_low,
                         num=False,
                     ),
-                    page.td(
-                        f"<strong>{esc(page.short(r.config))}</strong>"
-                        if r.config
-                        else page.shared_label("value.any")
-                    ),
-                    page.td(esc(", ".join(page.short(a) for a in r.alternatives))),
+                    page.td(md_inline(esc(recommended_text(v, r, page.lang)))),
+                    page.td(esc(", ".join(r.alternatives))),  # full configs, as the row names them
                     page.td(esc(gain), sort=r.expected_gain, num=True),
                     page.td(
                         page.shared_label(f"confidence.{r.confidence}")
@@ -117,7 +113,7 @@ def recommendations(page: HtmlPage) -> str:
                         title=r.basis,
                     ),
                     page.td(esc(r.n_cells), sort=r.n_cells, num=True),
-                    page.td(page.msg_html(r.note)),
+                    page.td(page.sentences_html(r.note, r.extra, r.set_aside, r.n_cells)),
                 ]
             )
         headers = [
@@ -140,9 +136,7 @@ def recommendations(page: HtmlPage) -> str:
                 page.td(esc(page.class_label(s.scope) if i18n.has_label(f"class.{s.scope}") else s.scope)),
                 page.td(esc(band_range(s.c_low, s.c_high)), sort=s.c_low, num=True),
                 page.td(
-                    f"<strong>{esc(page.short(s.config))}</strong>"
-                    if s.config
-                    else page.shared_label("verdict.tie")
+                    f"<strong>{esc(s.config)}</strong>" if s.config else page.shared_label("verdict.tie")
                 ),
             ]
             for s in v.schedule
@@ -155,12 +149,7 @@ def recommendations(page: HtmlPage) -> str:
         parts.append(
             f"<h3>{page.shared_label('sec.schedule')}</h3>" + page.table(headers, rows, cls="compact")
         )
-    flags, seen = [], set()
-    for r in v.recommendations:
-        block = flags_block(page, r)
-        if block and (r.config, block) not in seen:
-            seen.add((r.config, block))
-            flags.append(f"<h4>{esc(page.short(r.config))}</h4>{block}")
+    flags = [f"<h4>{esc(cfg)}</h4>{flags_block(page, f)}" for cfg, f in deployed_flags(v).items()]
     if flags:
         parts.append(f"<h3>{page.shared_label('sec.flags')}</h3>" + "\n".join(flags))
     if not parts:

@@ -73,8 +73,13 @@ def header(page: HtmlPage) -> str:
     items.append((page.shared_label("prov.noise"), esc(noise)))
     if v.noise.rule is not None:
         items.append((page.shared_label("prov.verdicts"), esc(i18n.text(v.noise.rule, page.lang))))
-    if v.noise.ties is not None:
-        items.append((page.shared_label("prov.ties"), esc(i18n.text(v.noise.ties, page.lang))))
+    ties = [i18n.text(m, page.lang) for m in (v.noise.ties_min, v.noise.ties) if m is not None]
+    if ties:
+        items.append((page.shared_label("prov.ties"), esc(("" if page.lang == "zh" else " ").join(ties))))
+    for m in p.comparability:
+        items.append(
+            (page.shared_label("prov.comparability"), f"<strong>{esc(i18n.text(m, page.lang))}</strong>")
+        )
     if p.generated_at:
         items.append((page.shared_label("prov.generated"), esc(p.generated_at)))
     if p.tool_versions:

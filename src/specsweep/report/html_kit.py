@@ -13,9 +13,10 @@ import re
 from collections.abc import Iterable, Sequence
 
 from specsweep.report import i18n
+from specsweep.report.display import sentences
 from specsweep.report.i18n import fmt_num, fmt_pct, label
 from specsweep.report.i18n_html import hl
-from specsweep.report.view import Msg, ReportView
+from specsweep.report.view import Msg, ReportView, SetAside
 
 
 def esc(value: object) -> str:
@@ -58,6 +59,10 @@ class HtmlPage:
     def msg_html(self, msg: Msg | None) -> str:
         """A message as HTML: escaped, then the templates' Markdown `code` and **bold** as tags."""
         return "" if msg is None else md_inline(esc(i18n.text(msg, self.lang)))
+
+    def sentences_html(self, main: Msg, extra: Sequence[Msg], aside: Sequence[SetAside], counted: int) -> str:
+        """A group's sentences (:func:`display.sentences`) as HTML, like :meth:`msg_html`."""
+        return md_inline(esc(sentences(main, extra, aside, counted, self.lang)))
 
     def plain(self, msg: Msg) -> str:
         """A message as plain text (for <title> and attributes): Markdown marks dropped, not escaped."""

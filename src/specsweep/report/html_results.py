@@ -4,12 +4,12 @@ findings (win counts, latency ratios, bands, best per workload class, gaps as co
 from __future__ import annotations
 
 from specsweep.report import plots
-from specsweep.report.display import winner_text
-from specsweep.report.html_kit import HtmlPage, esc
+from specsweep.report.display import aside_text, counted, recommended_text, winner_text
+from specsweep.report.html_kit import HtmlPage, esc, md_inline
 from specsweep.report.i18n import fmt_num, fmt_pct, label
 from specsweep.report.i18n_html import hl
 from specsweep.report.verdict_notes import picked_configs
-from specsweep.report.view import Msg, Verdict
+from specsweep.report.view import Msg, Verdict, level_text
 
 
 def core(page: HtmlPage) -> str:
@@ -43,7 +43,7 @@ def core(page: HtmlPage) -> str:
     for c in cells:
         r = [
             page.td(esc(c.scenario)),
-            page.td(esc(c.concurrency), sort=c.concurrency, num=True),
+            page.td(esc(level_text(c.concurrency)), sort=c.concurrency, num=True),
             page.td(esc(page.view.config_name(c)), title=c.config),
         ]
         if show_repeats:
@@ -127,7 +127,7 @@ def winmap_titles(page: HtmlPage) -> dict[tuple[str, int], str]:
         text, title = verdict_text(page, w.verdict)
         vals = ", ".join(f"{page.short(k)} {page.num(w.metric, x)}" for k, x in w.values.items())
         lines = [
-            f"{w.scenario} · c={w.concurrency}",
+            f"{w.scenario} · c={level_text(w.concurrency)}",
             f"{label('col.winner', page.lang)}: {winner_text(page.view, w, page.lang)} ({page.pct(w.gain, True)})",
             vals,
         ]
@@ -167,7 +167,7 @@ def winners(page: HtmlPage, figs: list[plots.Plot]) -> str:
         cls = "tie" if page.view.winner_name(w).kind == "tie" else ""
         r = [
             page.td(esc(w.scenario)),
-            page.td(esc(w.concurrency), sort=w.concurrency, num=True),
+            page.td(esc(level_text(w.concurrency)), sort=w.concurrency, num=True),
             f'<td class="winner {cls}">{esc(winner_text(page.view, w, page.lang))}</td>',
         ]
         r += [page.tdnum(m, w.values.get(c.label)) for c in v.configs]
@@ -198,14 +198,13 @@ def win_counts(page: HtmlPage) -> str:
     v = page.view
     if v.compare is not None:
         cs = v.compare
-        items = [Msg(key="compare.cells", args={"n": cs.n_cells})]
-        items += [
-            Msg(key="compare.wins", args={"method": m, "n": cs.win_counts.get(m, 0)}) for m in cs.methods
-        ]
-        if cs.ties:
-            items.append(Msg(key="compare.ties", args={"n": cs.ties}))
-        lis = "".join(f"<li>{page.msg_html(m)}</li>" for m in items)
-        return f'<ul class="counts">{lis}</ul>\n<p class="conclusion">{page.msg_html(cs.conclusion)}</p>'
+        lis = "".join(f"<li>{page.msg_html(m)}</li>" for m in cs.count_lines())
+        if (aside := aside_text(cs.set_aside, cs.n_cells, page.lang)) is not None:
+            lis += f"<li>{esc(aside)}</li>"
+        after = "".join(f'<p class="conclusion">{page.msg_html(m)}</p>' for m in cs.trailing)
+        return (
+            f'<ul class="counts">{lis}</ul>\n<p class="conclusion">{page.msg_html(cs.conclusion)}</p>{after}'
+        )
     counts: dict[str, int] = {c.label: 0 for c in v.configs}
     ties, n = 0, 0
     for w in v.winners:
@@ -256,7 +255,10 @@ def findings(page: HtmlPage) -> str:
     v = page.view
     parts = [win_counts(page), ratios(page)]
     if v.findings:
-        items = [f"<li>{page.msg_html(f.text)}</li>" for f in v.findings]
+        items = [
+            f"<li>{page.sentences_html(f.text, f.extra, f.set_aside, counted(f.text))}</li>"
+            for f in v.findings
+        ]
         parts.append(f"<h3>{page.shared_label('sec.bands')}</h3><ul>{''.join(items)}</ul>")
     if v.class_best:
         rows = []
@@ -265,10 +267,12 @@ def findings(page: HtmlPage) -> str:
                 [
                     page.td(esc(page.class_label(cb.workload_class))),
                     page.td(esc(", ".join(cb.scenarios))),
-                    page.td(f"<strong>{esc(page.short(cb.config))}</strong>"),
+                    page.td(md_inline(esc(recommended_text(v, cb, page.lang)))),
                     page.td(esc(f"{cb.wins} / {cb.losses} / {cb.ties}"), sort=cb.wins, num=True),
                     page.td(esc(page.pct(cb.mean_gain, True)), sort=cb.mean_gain, num=True),
-                    page.td(page.msg_html(cb.reason)),
+                    page.td(
+                        page.sentences_html(cb.reason, cb.extra, cb.set_aside, cb.wins + cb.losses + cb.ties)
+                    ),
                 ]
             )
         headers = [
@@ -285,7 +289,7 @@ def findings(page: HtmlPage) -> str:
     for g in v.gaps:
         rows = [
             [
-                page.td(esc(r.concurrency), sort=r.concurrency, num=True),
+                page.td(esc(level_text(r.concurrency)), sort=r.concurrency, num=True),
                 page.tdnum(g.metric, r.a_value),
                 page.tdnum(g.metric, r.b_value),
                 page.td(page.msg_html(r.text)),

@@ -2,7 +2,8 @@
 
 The strings themselves are data, in two modules: a new short label goes in
 :mod:`specsweep.report.i18n_labels`, a new sentence (a ``_t(key, en, zh)`` line) in
-:mod:`specsweep.report.i18n_texts` (HTML-only strings: :mod:`specsweep.report.i18n_html`).
+:mod:`specsweep.report.i18n_texts` or, for the compare summary, group counts and the deployment
+headline, :mod:`specsweep.report.i18n_advice` (HTML-only strings: :mod:`specsweep.report.i18n_html`).
 
 ``label(key, lang)`` gives a short label (column header, section title, enum value);
 ``text(msg, lang)`` renders a :class:`~specsweep.report.view.Msg` (``str.format`` with the message's
@@ -17,11 +18,13 @@ from typing import Any
 
 from specsweep.errors import UsageError, one_of
 from specsweep.report import i18n_design as _design
+from specsweep.report.i18n_advice import TEXTS as _ADVICE
 from specsweep.report.i18n_labels import LABELS as _LABELS
-from specsweep.report.i18n_texts import TEXTS as _TEXTS
+from specsweep.report.i18n_texts import TEXTS as _SENTENCES
 from specsweep.report.view import Msg
 
 LANGS = ("en", "zh")
+_TEXTS = {lang: {**_SENTENCES[lang], **_ADVICE[lang]} for lang in LANGS}
 for _lang in LANGS:  # sections that keep their strings in a table of their own
     _LABELS[_lang].update(_design.LABELS[_lang])
     _TEXTS[_lang].update(_design.TEXTS[_lang])

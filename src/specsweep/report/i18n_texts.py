@@ -168,9 +168,9 @@ _t(
 )
 _t(
     "band.tie",
-    "**{band_label} (c={levels})**: the configs are even - {ties} of {n} cells are ties (no difference "
-    "these runs can resolve); the largest gap is {max_leader} +{max_gain:.1%} at {max_scenario} c={max_c}.",
-    "**{band_label}（c={levels}）**：两者基本持平，{n} 个点中 {ties} 个持平（本次数据无法分辨差异）；"
+    "**{band_label} (c={levels})**: `{config}` and `{other}` are even - {ties} of {n} cells are ties (no "
+    "difference these runs can resolve); the largest gap is {max_leader} +{max_gain:.1%} at {max_scenario} c={max_c}.",
+    "**{band_label}（c={levels}）**：`{config}` 与 `{other}` 基本持平，{n} 个点中 {ties} 个持平（本次数据无法分辨差异）；"
     "最大差距为 {max_scenario} c={max_c} 时 {max_leader} 高 {max_gain:.1%}。",
 )
 _t(
@@ -293,11 +293,6 @@ _t(
     "**结论：在相同负载下，{winner} 的综合吞吐在全部 {n} 个对比点优于 {others}。**",
 )
 _t(
-    "compare.most",
-    "**Conclusion: {winner} has the higher total throughput in {wins} of {n} cells ({ties} ties).**",
-    "**结论：{winner} 在 {n} 个对比点中的 {wins} 个综合吞吐更高（持平 {ties} 个）。**",
-)
-_t(
     "compare.none",
     "**Conclusion: no cell shows a difference these runs can resolve; see the tie note above for what it "
     "would take.**",
@@ -319,6 +314,41 @@ _t(
     "**结论：无可对比——{methods} 没有共同的（场景，并发）测试点。它们的结果记录在不同的场景名下（导入的文件以其 "
     "tag 作为场景名）：请用相同的 `--scenario NAME` 重新导入（`specsweep import ... --scenario chat`），使同一负载"
     "落在同一测试点。**",
+)
+_t(
+    "compare.no_cells_failed",
+    "**Conclusion: nothing to compare - {methods} share {n} cell(s) ({cells}), but in each of them a run "
+    "failed or is missing on one side (see the failed cells above), so no verdict could be drawn there.**",
+    "**结论：无可对比——{methods} 有 {n} 个共同测试点（{cells}），但每个点都有一方的运行失败或缺失（见上方失败的"
+    "测试点），因此无法给出判定。**",
+)
+_t(
+    "compare.no_cells_workloads",
+    "**Conclusion: nothing to compare - {methods} share {n} cell(s) ({cells}), but there they ran different "
+    "workloads (tokens per request, see Comparability above), so no winner is named.**",
+    "**结论：无可对比——{methods} 有 {n} 个共同测试点（{cells}），但这些点上负载不同（每请求 token 数，见上方可比性），"
+    "因此不判定胜者。**",
+)
+_t(
+    "note.clients",
+    "The configs were measured by different benchmark clients ({clients}). Their TTFT, TPOT, ITL, E2E and "
+    "throughput are not defined alike (genai-perf's and AIPerf's inter-token latency is TPOT; LLMPerf's includes "
+    "TTFT; GuideLLM's TPOT includes TTFT): read {doc} before comparing them.",
+    "这些配置由不同的压测客户端测得（{clients}）。它们的 TTFT、TPOT、ITL、E2E 与吞吐的定义并不相同（genai-perf 与 "
+    "AIPerf 的 inter-token latency 即 TPOT；LLMPerf 的包含 TTFT；GuideLLM 的 TPOT 包含 TTFT）：比较前请先阅读 {doc}。",
+)
+_t(
+    "note.workloads",
+    "Different workloads in {n} cell(s): {cells} (in / out: input / output tokens per request). The configs' "
+    "tokens per request differ by more than {tol:.0%} there, so their throughputs measure different work: no "
+    "winner is named in those cells (re-run them with the same prompts and lengths).",
+    "{n} 个测试点的负载不同：{cells}（in / out：每个请求的输入 / 输出 token 数）。这些点上各配置每个请求的 token 数相差"
+    "超过 {tol:.0%}，吞吐衡量的是不同的工作量：这些点不判定胜者（请用相同的提示与长度重新运行）。",
+)
+_t(
+    "winner.workloads",
+    "not comparable: different workloads (tokens per request {detail})",
+    "不可比：负载不同（每请求 token 数 {detail}）",
 )
 _t(
     "ratio.line",
@@ -376,18 +406,6 @@ _t(
     "这些结果来自模拟引擎（时间缩放 {scale}）：用于规划，不能当作实测数据。",
 )
 
-_t(
-    "next.schedule",
-    "If traffic is mostly high concurrency (c >= {c_high}), serve `{high}` by default; below that `{low}` is "
-    "ahead - with mixed traffic, route by concurrency or input length to separate instances.",
-    "如果业务以高并发为主（c >= {c_high}），默认使用 `{high}`；更低并发下 `{low}` 更优——业务混合时可按并发度或"
-    "输入长度路由到不同实例。",
-)
-_t(
-    "next.default",
-    "Serve `{config}` by default: it wins {wins} of {n} cells.",
-    "默认使用 `{config}`：{n} 个点中胜出 {wins} 个。",
-)
 _t(
     "next.rerun_outliers",
     "Re-run {cells} with repeats (--repeats 3) to confirm or discard the outliers.",

@@ -6,11 +6,19 @@ from typing import Any
 
 from specsweep.report import i18n
 from specsweep.report.design_render import design_markdown, design_summary_md
-from specsweep.report.display import value_text, winner_text
+from specsweep.report.display import (
+    aside_text,
+    counted,
+    deployed_flags,
+    recommended_text,
+    sentences,
+    value_text,
+    winner_text,
+)
 from specsweep.report.domains_render import domains_markdown
 from specsweep.report.i18n import fmt_num, fmt_pct, label, text
 from specsweep.report.verdict_notes import picked_configs, rests_on
-from specsweep.report.view import EngineFlags, Msg, ReportView, band_range
+from specsweep.report.view import Msg, ReportView, band_range, level_text
 
 
 def _row(cells: list[str]) -> str:
@@ -85,8 +93,10 @@ def _provenance_common(view: ReportView, lang: str, sep: str) -> list[str]:
         out.append(f"- {L('prov.noise')}{sep}{line}")
     if view.noise.rule is not None:
         out.append(f"- {L('prov.verdicts')}{sep}{text(view.noise.rule, lang)}")
-    if view.noise.ties is not None:
-        out.append(f"- {L('prov.ties')}{sep}{text(view.noise.ties, lang)}")
+    ties = [text(m, lang) for m in (view.noise.ties_min, view.noise.ties) if m is not None]
+    if ties:
+        out.append(f"- {L('prov.ties')}{sep}{('' if lang == 'zh' else ' ').join(ties)}")
+    out += [f"- **{L('prov.comparability')}**{sep}{text(m, lang)}" for m in p.comparability]
     return out
 
 
@@ -102,7 +112,7 @@ def core_table(view: ReportView, lang: str) -> list[str]:
             rows.append(
                 [
                     s,
-                    str(c),
+                    level_text(c),
                     view.config_name(cell),
                     *(value_text(view, cell, k, lang) for k in view.core_columns),
                 ]
@@ -129,7 +139,7 @@ def winner_table(view: ReportView, lang: str) -> list[str]:
         ]
         row = [
             w.scenario,
-            str(w.concurrency),
+            level_text(w.concurrency),
             winner_text(view, w, lang),
             *vals,
             fmt_pct(w.gain, 2, lang),
@@ -158,14 +168,13 @@ def recommendation_table(view: ReportView, lang: str) -> list[str]:
             + label(f"band.{r.band}", lang)
             + f" ({band_range(r.c_low, r.c_high)})"
         )
+        rec = recommended_text(view, r, lang)
         if r.config is None:
-            rec = " / ".join(f"`{view.short(a)}`" for a in r.alternatives) + " " + label("value.any", lang)
             gain = label("value.none", lang)
         else:
-            rec = f"**{view.short(r.config)}**"
             gain = f"{fmt_pct(r.expected_gain, 1, lang)} [{fmt_pct(r.ci_low, 1, lang)}, {fmt_pct(r.ci_high, 1, lang)}]"
         conf = f"{label(f'confidence.{r.confidence}', lang)} ({label(rests_on(r.basis), lang)})"
-        rows.append([wl, rec, gain, conf, text(r.note, lang)])
+        rows.append([wl, rec, gain, conf, sentences(r.note, r.extra, r.set_aside, r.n_cells, lang)])
     return _table(head, rows, left=len(head))
 
 
@@ -186,12 +195,10 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
     n = 0
     if view.kind == "compare" and view.compare is not None:
         cs = view.compare
-        out.append("- " + text(_msg("compare.cells", n=cs.n_cells), lang))
-        for m in cs.methods:
-            out.append("- " + text(_msg("compare.wins", method=m, n=cs.win_counts.get(m, 0)), lang))
-        if cs.ties:
-            out.append("- " + text(_msg("compare.ties", n=cs.ties), lang))
-        out += ["", text(cs.conclusion, lang), ""]
+        out += ["- " + text(m, lang) for m in cs.count_lines()]
+        if (aside := aside_text(cs.set_aside, cs.n_cells, lang)) is not None:
+            out.append("- " + aside)
+        out += ["", text(cs.conclusion, lang), *(text(m, lang) for m in cs.trailing), ""]
         if cs.ratios:
             n += 1
             out += [f"### {n}. {L('sec.latency')}", ""]
@@ -217,7 +224,7 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
     if view.findings:
         n += 1
         out += [f"### {n}. {L('sec.bands')}", ""]
-        out += ["- " + text(f.text, lang) for f in view.findings]
+        out += ["- " + sentences(f.text, f.extra, f.set_aside, counted(f.text), lang) for f in view.findings]
         out.append("")
     if view.class_best:
         n += 1
@@ -225,8 +232,8 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
         rows = [
             [
                 L(f"class.{cb.workload_class}") + f" ({', '.join(cb.scenarios)})",
-                f"**{view.short(cb.config)}**" if cb.config else L("value.any"),
-                text(cb.reason, lang),
+                recommended_text(view, cb, lang),
+                sentences(cb.reason, cb.extra, cb.set_aside, cb.wins + cb.losses + cb.ties, lang),
             ]
             for cb in view.class_best
         ]
@@ -245,7 +252,7 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
             ]
             rows = [
                 [
-                    str(r.concurrency),
+                    level_text(r.concurrency),
                     fmt_num(r.a_value, 2, lang),
                     fmt_num(r.b_value, 2, lang),
                     text(r.text, lang),
@@ -261,7 +268,7 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
         out += [f"### {n}. {L('sec.anomalies')}", ""]
         for a in view.anomalies:
             out.append(
-                f"- **{a.scenario} c={a.concurrency}** ({L('anomaly.' + a.kind)}): {text(a.evidence, lang)}"
+                f"- **{a.scenario} c={level_text(a.concurrency)}** ({L('anomaly.' + a.kind)}): {text(a.evidence, lang)}"
             )
         out.append("")
     if view.crossovers:
@@ -325,22 +332,13 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
             [
                 s.scope,
                 band_range(s.c_low, s.c_high),
-                f"`{view.short(s.config)}`" if s.config else L("verdict.tie"),
+                f"`{s.config}`" if s.config else L("verdict.tie"),
             ]
             for s in view.schedule
         ]
         out += _table([L("col.scenario"), L("col.concurrency_range"), L("col.recommended")], rows, left=3)
         out.append("")
-    flags: dict[str, EngineFlags] = {}
-    for rec in view.recommendations:
-        ef = rec.flags
-        if (
-            rec.config
-            and ef is not None
-            and (ef.vllm or ef.sglang or ef.measured)
-            and rec.config not in flags
-        ):
-            flags[rec.config] = ef
+    flags = deployed_flags(view)
     if flags:
         out += [f"### {L('sec.flags')}", ""]
         for cfg, f in flags.items():

@@ -38,7 +38,7 @@ from matplotlib.ticker import FuncFormatter
 
 from specsweep.errors import UsageError, one_of
 from specsweep.report import i18n
-from specsweep.report.view import ReportView, WinnerRow
+from specsweep.report.view import ReportView, WinnerRow, level_text
 
 # metrics drawn as small multiples, in this order (those the view has values for)
 PLOT_METRICS = ("total_throughput", "mean_tpot_ms", "mean_ttft_ms", "mean_e2e_latency_ms")
@@ -173,7 +173,7 @@ def _grid(n: int) -> tuple[int, int]:
 def _concurrency_axis(ax: Axes, levels: list[int]) -> None:
     """Measured levels evenly spaced (1, 4, 8, ... 96, 128 stay legible; the grid is what was run)."""
     ax.set_xlim(-0.4, len(levels) - 0.6)
-    ax.set_xticks(range(len(levels)), [str(c) for c in levels], fontsize=7)
+    ax.set_xticks(range(len(levels)), [level_text(c) for c in levels], fontsize=7)
     ax.minorticks_off()
     ax.yaxis.set_major_formatter(FuncFormatter(_compact))
 
@@ -278,7 +278,7 @@ def _point_title(
         cell = view.cell(scen, level, config)
         if cell and cell.picked and cell.picked != config:
             name = f"{config} ({cell.picked})"
-    text = f"{scen} · c={level} · {name}: {y:.{decimals}f} {unit}".rstrip()
+    text = f"{scen} · c={level_text(level)} · {name}: {y:.{decimals}f} {unit}".rstrip()
     if ci:
         text += f" [{ci[0]:.{decimals}f}, {ci[1]:.{decimals}f}]"
     return text
@@ -322,7 +322,7 @@ def winmap_figure(view: ReportView, lang: str = "en") -> Figure:
     ax.grid(False)
     for side in ("left", "bottom", "top", "right"):
         ax.spines[side].set_visible(False)
-    ax.set_xticks([j + 0.5 for j in range(len(levels))], [str(c) for c in levels])
+    ax.set_xticks([j + 0.5 for j in range(len(levels))], [level_text(c) for c in levels])
     ax.set_yticks([i + 0.5 for i in range(len(scenarios))], names)
     ax.tick_params(length=0)
     ax.xaxis.set_ticks_position("top")
@@ -460,7 +460,7 @@ def _winmap_gid_titles(view: ReportView, titles: Mapping[tuple[str, int], str] |
 def _default_title(view: ReportView, row: WinnerRow) -> str:
     state, _ = _winmap_cell(view, row)
     gain = i18n.fmt_pct(row.gain)
-    return f"{row.scenario} c={row.concurrency}: {state} ({row.leader} {gain})"
+    return f"{row.scenario} c={level_text(row.concurrency)}: {state} ({row.leader} {gain})"
 
 
 def export_plots(view: ReportView, out_dir: str | Path, fmt: str = "png", lang: str = "en") -> list[Path]:

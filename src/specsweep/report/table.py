@@ -1,47 +1,58 @@
-"""The core metrics table in the terminal (rich)."""
+"""The core metrics table in the terminal (rich), fitted to the terminal's width without cutting a
+value (:mod:`specsweep.term_table`), then every invalid run and failed request with its reason."""
 
 from __future__ import annotations
 
 import io
+import os
 
-from rich.console import Console
-from rich.table import Table
+from rich.console import Console, Group, RenderableType
+from rich.text import Text
 
 from specsweep.report.display import value_text
-from specsweep.report.i18n import label
+from specsweep.report.i18n import label, text
 from specsweep.report.markdown import winner_table
-from specsweep.report.view import ReportView
+from specsweep.report.view import ReportView, level_text
+from specsweep.term_table import fit
 
 __all__ = ["print_table", "table_text", "winner_table"]
 
+PROBLEMS = ("invalid_run", "error_burst")  # the anomalies that are runs gone wrong
 
-def build_table(view: ReportView, lang: str) -> Table:
-    tbl = Table(title=None, show_lines=False)
-    tbl.add_column(label("col.scenario", lang))
-    tbl.add_column(label("col.concurrency", lang), justify="right")
-    tbl.add_column(label(view.config_column, lang), justify="right")
-    for k in view.core_columns:
-        tbl.add_column(label(f"metric.{k}", lang), justify="right")
+
+def build_table(view: ReportView, lang: str, width: int) -> RenderableType:
+    headers = [label("col.scenario", lang), label("col.concurrency", lang), label(view.config_column, lang)]
+    headers += [label(f"metric.{k}", lang) for k in view.core_columns]
+    rows = []
     for s, c in view.points():
         for cfg in view.configs:
             cell = view.cell(s, c, cfg.label)
             if cell is None:
                 continue
-            tbl.add_row(
-                s,
-                str(c),
-                view.config_name(cell),
-                *(value_text(view, cell, k, lang) for k in view.core_columns),
+            rows.append(
+                [
+                    s,
+                    level_text(c),
+                    view.config_name(cell),
+                    *(value_text(view, cell, k, lang) for k in view.core_columns),
+                ]
             )
-    return tbl
+    parts: list[RenderableType] = [fit(headers, rows, width, keys=3, right=range(1, len(headers)))]
+    problems = [a for a in view.anomalies if a.kind in PROBLEMS]
+    if problems:
+        lines = [label("sec.problems", lang)]
+        lines += [f"- {a.scenario} c={level_text(a.concurrency)} ({label('anomaly.' + a.kind, lang)}): {text(a.evidence, lang)}"
+                  for a in problems]  # fmt: skip
+        parts.append(Text("\n".join(lines)))
+    return Group(*parts)
 
 
 def print_table(view: ReportView, lang: str, console: Console | None = None) -> None:
     if console is None:
-        console = Console()
-        if not console.is_terminal:
-            console = Console(width=240)
-    console.print(build_table(view, lang))
+        console = Console()  # a terminal's width, or COLUMNS
+        if not console.is_terminal and "COLUMNS" not in os.environ:
+            console = Console(width=240)  # a pipe or file: wide, so it rarely needs to stack
+    console.print(build_table(view, lang, console.width))
 
 
 def table_text(view: ReportView, lang: str, width: int = 240) -> str:
@@ -52,5 +63,5 @@ def table_text(view: ReportView, lang: str, width: int = 240) -> str:
     """
     buf = io.StringIO()
     console = Console(file=buf, width=width, color_system=None, force_terminal=False, legacy_windows=False)
-    console.print(build_table(view, lang))
+    console.print(build_table(view, lang, width))
     return buf.getvalue()

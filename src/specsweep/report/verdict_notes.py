@@ -14,7 +14,8 @@ from typing import Any
 from specsweep import stats, stats_plan
 from specsweep.analysis.core import Noise, PairVerdict
 from specsweep.analysis.model import Findings
-from specsweep.report.view import CompareSummary, Msg, Recommendation, ReportView
+from specsweep.analysis.outcomes import tie_reason
+from specsweep.report.view import Msg, ReportView
 
 
 def _runs(vs: Sequence[PairVerdict]) -> str:
@@ -35,15 +36,17 @@ def rule_msg(vs: Sequence[PairVerdict]) -> Msg | None:
 
 
 def detectable(vs: Sequence[PairVerdict]) -> float | None:
-    """Median smallest resolvable difference over the ties (over all verdicts when none is a tie)."""
-    ties = [v.detectable_effect for v in vs if v.verdict == "tie"] or [v.detectable_effect for v in vs]
+    """Median smallest resolvable difference over the ties the runs could not resolve (over all
+    verdicts when there is none)."""
+    ties = [v.detectable_effect for v in vs if tie_reason(v) == "noise"] or [v.detectable_effect for v in vs]
     return float(median(ties)) if ties else None
 
 
 def ties_msg(vs: Sequence[PairVerdict]) -> Msg | None:
-    """For the ties: the detectable difference and the planning aid (runs per config for the target,
-    with the power it plans for, in each comparison of this family, at the noise's upper bound)."""
-    ties = [v for v in vs if v.verdict == "tie"]
+    """For the ties the runs could not resolve: the detectable difference and the planning aid (runs
+    per config for the target, with the power it plans for, in each comparison of this family, at the
+    noise's upper bound). Ties whose gap is only under --min-effect are :func:`ties_min_msg`'s."""
+    ties = [v for v in vs if tie_reason(v) == "noise"]
     det = detectable(vs)
     if not ties or det is None:
         return None
@@ -63,6 +66,16 @@ def ties_msg(vs: Sequence[PairVerdict]) -> Msg | None:
     )
 
 
+def ties_min_msg(vs: Sequence[PairVerdict]) -> Msg | None:
+    """The ties whose gap is under --min-effect: the gap is below the minimum that matters, whatever
+    the noise (issue 26 item 6)."""
+    below = [v for v in vs if tie_reason(v) == "min_effect"]
+    if not below:
+        return None
+    return Msg(key="verdict.ties_min", args={"ties": len(below), "m": len(vs), "min_effect": below[0].min_effect,
+                                             "largest": max(v.gain for v in below)})  # fmt: skip
+
+
 def noise_msg(noise: Noise) -> Msg:
     return Msg(key=f"noise.{noise.source}", args={"floor": noise.floor, "n": noise.n, "sigma": noise.sigma})
 
@@ -79,36 +92,6 @@ def picked_configs(view: ReportView) -> Callable[[str, int], str] | None:
         return ", ".join(p.picked for p in picks if p is not None and p.picked) or "-"
 
     return cell_text
-
-
-def compare_conclusion(labels: list[str], wins: dict[str, int], n: int, ties: int) -> Msg:
-    """The compare report's conclusion, read from the per-cell verdicts (the win counts) and nothing
-    else: no comparable cell; one method wins every cell; one wins most; the methods split the
-    decided cells; or no cell has a resolvable difference."""
-    if n == 0:
-        return Msg(key="compare.no_cells", args={"methods": ", ".join(labels)})
-    ranked = sorted(labels, key=lambda lab: -wins[lab])
-    ref = ranked[0]
-    others = ", ".join(lab for lab in labels if lab != ref)
-    if wins[ref] == n:
-        return Msg(key="compare.all", args={"winner": ref, "others": others, "n": n})
-    if wins[ref] * 2 > n and sum(wins.values()) == wins[ref]:
-        return Msg(key="compare.most", args={"winner": ref, "wins": wins[ref], "n": n, "ties": ties})
-    if sum(wins.values()) == 0:
-        return Msg(key="compare.none", args={"n": n})
-    split = "; ".join(f"{lab} {wins[lab]}" for lab in ranked if wins[lab])
-    return Msg(key="compare.split", args={"wins": split, "n": n, "ties": ties})
-
-
-def default_step(cs: CompareSummary, bands: Sequence[Recommendation]) -> Msg | None:
-    """ "Serve X by default" only when the verdicts say so everywhere the recommendation table does:
-    X has wins, no other method has any, and no concurrency band recommends another method."""
-    best = max(cs.methods, key=lambda k: cs.win_counts.get(k, 0))
-    others = [m for m in cs.methods if m != best and cs.win_counts.get(m, 0) > 0]
-    named = {r.config for r in bands if r.config is not None}
-    if cs.win_counts.get(best, 0) == 0 or others or named - {best}:
-        return None
-    return Msg(key="next.default", args={"config": best, "wins": cs.win_counts[best], "n": cs.n_cells})
 
 
 def rests_on(basis: str) -> str:

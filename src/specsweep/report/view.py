@@ -5,6 +5,9 @@ language-neutral: every sentence is a :class:`Msg` (an i18n key plus arguments);
 languages are rendered by :mod:`specsweep.report.i18n` (``i18n.text(msg, lang)``, ``i18n.label(key, lang)``).
 What a table shows for a config, a winner or a concurrency band is decided here too (``short``,
 ``config_name``, ``winner_name``, :func:`band_range`), so Markdown, HTML and plots cannot disagree.
+The model is in three modules, all importable from here: the building blocks (:mod:`view_base`),
+the reading of the verdicts - findings, recommendations, compare summary (:mod:`view_advice`) - and
+the cells, verdicts and report (this module).
 
 One model serves both report kinds:
 
@@ -37,26 +40,31 @@ Sections (all lists may be empty): ``cells`` (core table), ``winners`` (throughp
 
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from specsweep.report.design_view import DesignView
 from specsweep.report.domains import DomainRow, DomainsView
+from specsweep.report.view_advice import ClassBest as ClassBest
+from specsweep.report.view_advice import CompareSummary as CompareSummary
+from specsweep.report.view_advice import DomainCheck as DomainCheck
+from specsweep.report.view_advice import EngineFlags as EngineFlags
+from specsweep.report.view_advice import Finding as Finding
+from specsweep.report.view_advice import Pick as Pick
+from specsweep.report.view_advice import RatioRow as RatioRow
+from specsweep.report.view_advice import Recommendation as Recommendation
+from specsweep.report.view_advice import ScheduleEntry as ScheduleEntry
+from specsweep.report.view_advice import SetAside as SetAside
+from specsweep.report.view_base import ArgValue as ArgValue
+from specsweep.report.view_base import Frozen as _Frozen
+from specsweep.report.view_base import Msg as Msg
+from specsweep.report.view_base import Number as Number
+from specsweep.report.view_base import band_range as band_range
+from specsweep.report.view_base import cells_text as cells_text
+from specsweep.report.view_base import level_text as level_text
 
 VIEW_SCHEMA = "specsweep.report.view/1"
-
-Number = float | None
-ArgValue = str | int | float | bool | None | list[Any] | dict[str, Any]
-
-
-def band_range(c_low: int, c_high: int | None) -> str:
-    """A concurrency range as every report writes it: ``c ≥ 96``, ``c = 64``, ``1 ≤ c ≤ 32``."""
-    if c_high is None:
-        return f"c ≥ {c_low}"
-    if c_low == c_high:
-        return f"c = {c_low}"
-    return f"{c_low} ≤ c ≤ {c_high}"
 
 
 class WinnerName(NamedTuple):
@@ -69,18 +77,6 @@ class WinnerName(NamedTuple):
 
     kind: Literal["none", "tie", "config"]
     names: tuple[str, ...] = ()
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Msg(_Frozen):
-    """A sentence: an i18n key and its arguments (numbers raw; the template formats them)."""
-
-    key: str
-    args: dict[str, ArgValue] = Field(default_factory=dict)
-    text: str | None = None  # filled only in ``--format json`` output, in the report's language
 
 
 class MetricSpec(_Frozen):
@@ -101,6 +97,7 @@ class ServerInfo(_Frozen):
     version: str | None = None
     run_dirs: list[str] = Field(default_factory=list)  # where this config's results are
     column: str | None = None  # the ConfigInfo label it belongs to (compare: its method)
+    clients: list[str] = Field(default_factory=list)  # the benchmark clients that measured it
 
 
 class LengthInfo(_Frozen):
@@ -131,6 +128,8 @@ class Provenance(_Frozen):
     time_scale: float | None = None
     tool_versions: list[str] = Field(default_factory=list)
     generated_at: str = ""  # ISO 8601 UTC
+    # what makes configs not comparable as they stand: different clients, different workloads in a cell
+    comparability: list[Msg] = Field(default_factory=list)
 
 
 class ConfigInfo(_Frozen):
@@ -217,6 +216,7 @@ class WinnerRow(_Frozen):
     gain: Number  # leader/runner_up - 1
     verdict: Verdict | None
     missing: list[str] = Field(default_factory=list)
+    note: Msg | None = None  # why no winner is named (the configs ran different workloads)
 
 
 class NoiseInfo(_Frozen):
@@ -229,23 +229,7 @@ class NoiseInfo(_Frozen):
     sigma_measured: bool = False  # False: assumed, not measured
     rule: Msg | None = None  # how verdicts were decided: test, level, multiplicity adjustment, runs
     ties: Msg | None = None  # for ties: the detectable difference and the runs a target would take
-
-
-class Finding(_Frozen):
-    band: str | None  # "low" | "mid" | "high" | None
-    text: Msg
-    data: dict[str, ArgValue] = Field(default_factory=dict)
-
-
-class ClassBest(_Frozen):
-    workload_class: str
-    scenarios: list[str]
-    config: str | None  # None: no clear winner
-    wins: int
-    losses: int
-    ties: int
-    mean_gain: Number  # geometric mean over cells of config/other - 1
-    reason: Msg
+    ties_min: Msg | None = None  # ties only because the gap is under --min-effect
 
 
 class GapRow(_Frozen):
@@ -286,63 +270,6 @@ class Crossover(_Frozen):
     before: str  # verdict below the crossover: "a" | "b" | "tie"
     after: str
     text: Msg | None = None
-
-
-class EngineFlags(_Frozen):
-    vllm: str | None = None  # e.g. --speculative-config '{"method": "dspark", ...}'
-    sglang: str | None = None  # e.g. --speculative-algorithm EAGLE --speculative-num-steps 3 ...
-    measured: str | None = None  # the argv the measured server was launched with, when known
-
-
-class Recommendation(_Frozen):
-    workload_class: str | None  # None: all classes together
-    band: str  # "low" | "mid" | "high"
-    c_low: int
-    c_high: int | None  # None: unbounded
-    config: str | None  # None: any (all ties)
-    alternatives: list[str] = Field(default_factory=list)  # configs statistically tied with it
-    expected_gain: Number  # geometric mean over cells vs the runner-up
-    ci_low: Number
-    ci_high: Number
-    confidence: Literal["high", "medium", "low"]
-    basis: str
-    n_cells: int
-    flags: EngineFlags | None = None
-    note: Msg
-
-
-class ScheduleEntry(_Frozen):
-    """Per-concurrency schedule: below/at ``c_high`` (and above ``c_low``) run ``config``."""
-
-    scope: str  # scenario name or workload class
-    c_low: int
-    c_high: int | None
-    config: str | None
-
-
-class DomainCheck(_Frozen):
-    kind: Literal["cuda_graph_cap", "below_block_size", "random_ids", "ignore_eos", "simulated", "single_run"]
-    severity: Literal["info", "warn"]
-    configs: list[str] = Field(default_factory=list)
-    cells: list[list[str | int]] = Field(default_factory=list)  # [[scenario, concurrency], ...]
-    message: Msg
-
-
-class RatioRow(_Frozen):
-    metric: str  # "mean_e2e_latency_ms" ...
-    numerator: str  # method label
-    denominator: str
-    mean_ratio: float  # mean over cells of numerator/denominator
-    n_cells: int
-
-
-class CompareSummary(_Frozen):
-    methods: list[str]
-    n_cells: int
-    win_counts: dict[str, int]
-    ties: int
-    ratios: list[RatioRow]
-    conclusion: Msg
 
 
 class Divergence(_Frozen):

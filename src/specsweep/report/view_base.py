@@ -1,0 +1,55 @@
+"""The view model's building blocks shared by its parts (:mod:`specsweep.report.view`): the frozen
+model base, a sentence (:class:`Msg`) and the two display decisions every renderer words the same
+(a concurrency range, a list of cells)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Number = float | None
+ArgValue = str | int | float | bool | None | list[Any] | dict[str, Any]
+
+
+def level_text(c: int | float) -> str:
+    """A concurrency level as every report writes it: ``8``; ``∞`` for an open-loop cell with no
+    concurrency limit (level 0: a cell by request rate, named in its scenario)."""
+    return "∞" if c == 0 else f"{c:g}" if isinstance(c, float) else str(c)
+
+
+def band_range(c_low: int, c_high: int | None) -> str:
+    """A concurrency range as every report writes it: ``c ≥ 96``, ``c = 64``, ``1 ≤ c ≤ 32``; the
+    open-loop band (level 0, no limit) ``c = ∞``."""
+    if c_low == 0 and c_high == 0:
+        return "c = ∞"
+    if c_high is None:
+        return f"c ≥ {c_low}"
+    if c_low == c_high:
+        return f"c = {c_low}"
+    return f"{c_low} ≤ c ≤ {c_high}"
+
+
+def cells_text(cells: Sequence[Sequence[str | int]], order: Sequence[str]) -> str:
+    """ "chat_short c=1, 16; rag_medium c=8": the cells per scenario (in report order), levels sorted."""
+    by: dict[str, set[int]] = {}
+    for s, c in cells:
+        by.setdefault(str(s), set()).add(int(c))
+    rank = {s: i for i, s in enumerate(order)}
+    return "; ".join(
+        f"{s} c={', '.join(str(c) for c in sorted(cs))}"
+        for s, cs in sorted(by.items(), key=lambda kv: rank.get(kv[0], 1 << 30))
+    )
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Msg(Frozen):
+    """A sentence: an i18n key and its arguments (numbers raw; the template formats them)."""
+
+    key: str
+    args: dict[str, ArgValue] = Field(default_factory=dict)
+    text: str | None = None  # filled only in ``--format json`` output, in the report's language
