@@ -408,15 +408,19 @@ def _outliers(
     run does not make its neighbours look far too); the median's own spread widens the scale:
     sd * sqrt(1 + (pi/2) / (n - 1))."""
     out = []
-    for i in np.flatnonzero(ng[g] >= 3):
-        c = str(cfg[i])
-        res = conf[c].residuals
-        if res.size < 6:
+    scale = {c: 1.4826 * float(np.median(np.abs(n.residuals))) if n.residuals.size >= 6 else 0.0
+             for c, n in conf.items()}  # fmt: skip
+    order = np.argsort(g, kind="stable")
+    bounds = np.searchsorted(g[order], np.arange(len(keys) + 1))
+    for gi in np.flatnonzero(ng >= 3):
+        members = order[bounds[gi] : bounds[gi + 1]]
+        c = str(cfg[members[0]])
+        s = scale.get(c, 0.0)
+        if s <= 0:
             continue
-        s = 1.4826 * float(np.median(np.abs(res)))
-        others = e[(g == g[i]) & (np.arange(e.size) != i)]
-        dev = float(e[i] - np.median(others))
-        sd = s * math.sqrt(1.0 + (math.pi / 2) / others.size)
-        if s > 0 and abs(dev) > OUTLIER_K * sd:
-            out.append(Outlier(c, keys[g[i]][1], int(i), math.expm1(dev), abs(dev) / sd))
-    return tuple(out)
+        sd = s * math.sqrt(1.0 + (math.pi / 2) / (members.size - 1))
+        for i in members:
+            dev = float(e[i] - np.median(e[members[members != i]]))
+            if abs(dev) > OUTLIER_K * sd:
+                out.append(Outlier(c, keys[gi][1], int(i), math.expm1(dev), abs(dev) / sd))
+    return tuple(sorted(out, key=lambda o: o.index))

@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 from specsweep.stats import DEFAULT_LEVEL, DEFAULT_POWER, DEFAULT_TARGET, critical_value
 
 NOISE_CONFIDENCE = 0.9  # the noise the plan uses is its 90% upper confidence bound
@@ -52,7 +54,7 @@ def runs_to_decide(
     comparison at level ``level / comparisons``, at the noise's upper bound (``sigma_df``: the df it
     was measured with; inf: assumed). The test pools each config's noise over ``cells`` cells, so its
     df is about cells * (n - 1) per side. None beyond ``max_n``."""
-    from scipy import stats as st
+    from scipy import special
 
     if sigma <= 0 or target <= 0:
         raise ValueError(f"runs_to_decide: sigma and target must be > 0, got {sigma}, {target}")
@@ -63,12 +65,11 @@ def runs_to_decide(
     s = noise_upper(sigma, sigma_df)
     delta = math.log1p(target)
     alpha = level / comparisons
-    for n in range(2, max_n + 1):
-        df = 2.0 * max(cells, 1) * (n - 1)
-        se = s * math.sqrt(2.0 / n)
-        if critical_value(alpha, df) + float(st.t.ppf(power, df)) <= delta / se:
-            return n
-    return None
+    n = np.arange(2, max_n + 1, dtype=float)
+    df = 2.0 * max(cells, 1) * (n - 1)
+    need = -special.stdtrit(df, alpha / 2) + special.stdtrit(df, power)  # t_{1-alpha/2} + t_{power}
+    ok = np.flatnonzero(need <= delta / (s * np.sqrt(2.0 / n)))
+    return int(n[ok[0]]) if ok.size else None
 
 
 def gain_interval(

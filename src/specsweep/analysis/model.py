@@ -122,7 +122,8 @@ def metric_runs(ds: Dataset, metric: str, higher_is_better: bool) -> MetricRuns:
     else:
         for d in dirs:
             idx = [i for i, x in enumerate(rows) if x[3] == d]
-            for rank, i in enumerate(sorted(idx, key=lambda i: _order_key(rows[i], idx_has(rows, idx)))):
+            has = idx_has(rows, idx)
+            for rank, i in enumerate(sorted(idx, key=lambda i: _order_key(rows[i], has))):
                 pos[i] = rank
         doms = [x[3] for x in rows]
         blocks = frozenset(d for d in dirs if kinds.get(d) in BLOCK_ORDERS)
