@@ -6,7 +6,9 @@
 
 For each way: the wall time of the whole command (launches, warmups and the report included), and
 its conclusions: every pairwise verdict its report states (the compare report's methods, and each
-method's configs against each other: `specsweep report --kind sweep --method M`), per cell. The
+method's configs against each other: `specsweep report --kind sweep --method M`), per cell; for the
+design, its own decision on each pair of one method's configs (the report's "how each cell was
+decided" section) stands for the sweep's. The
 conclusions of `design` and `single` are compared with those of `repeats3`, pair by pair:
 
     agree        the same winner, or both name none
@@ -17,7 +19,8 @@ conclusions of `design` and `single` are compared with those of `repeats3`, pair
     source ~/.cache/specsweep/engines.env
     python3 benchmarks/adaptive_realtime.py examples/llamacpp-cpu.yaml --taskset 0 --write docs/statistics.md
 
-prints a Markdown table; with --write, the experiment's rows replace its earlier ones in the section
+prints a Markdown table (--again: judge the run dirs an earlier measurement kept in --results-dir
+again, without running anything); with --write, the experiment's rows replace its earlier ones in the section
 between the markers (other experiments' rows stay). Runs go to --results-dir (default: a temporary
 folder, removed). Each row names the host's condition when it ran (cores, load average).
 """
@@ -25,6 +28,7 @@ folder, removed). Each row names the host's condition when it ran (cores, load a
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -39,6 +43,7 @@ from typing import Any
 import yaml
 
 BEGIN, END = "<!-- adaptive-realtime:begin -->", "<!-- adaptive-realtime:end -->"
+WALLS = "wall_times.json"  # in --results-dir: each way's measured wall time (for --again)
 WAYS = ("design", "single", "repeats3")
 CMD = [sys.executable, "-m", "specsweep"]
 
@@ -100,8 +105,18 @@ def conclusions(run_dir: Path) -> tuple[dict[tuple[str, str, int, str, str], str
     out: dict[tuple[str, str, int, str, str], str] = {}
     for kind, view in views:
         for v in view.verdicts:
-            out[(kind, v.scenario, v.concurrency, v.a, v.b)] = v.winner or "tie"
-    return out, views[0][1] if views else None
+            a, b = sorted((v.a, v.b))
+            out[(kind, v.scenario, v.concurrency, a, b)] = v.winner or "tie"
+    first = views[0][1] if views else None
+    if first is not None and first.design is not None:  # a design run: its own decisions within a method
+        method_of = {m.label: m.method for m in ds.configs.values()}
+        for cell in first.design.cells:
+            for p in cell.pairs:
+                if method_of.get(p.a) == method_of.get(p.b):
+                    a, b = sorted((p.a, p.b))
+                    key = (f"sweep:{method_of.get(p.a)}", cell.scenario, cell.concurrency, a, b)
+                    out[key] = p.winner if p.status == "decided" and p.winner else "tie"
+    return out, first
 
 
 def agreement(mine: dict[Any, str], base: dict[Any, str]) -> dict[str, int]:
@@ -127,10 +142,10 @@ def fmt_s(s: float) -> str:
     return f"{m}m{sec:02d}s"
 
 
-def rows(exp: Path, ways: dict[str, Way], taskset: str | None) -> list[str]:
+def rows(exp: Path, ways: dict[str, Way], taskset: str | None, loads: list[float]) -> list[str]:
     base = ways["repeats3"]
-    load = os.getloadavg()[0]
-    cond = f"{os.cpu_count()} cores, load {load:.1f}" + (f", client on CPU {taskset}" if taskset else "")
+    load = f"{min(loads):.1f}-{max(loads):.1f}" if loads else "?"
+    cond = f"{os.cpu_count()} cores, load {load}" + (f", client on CPU {taskset}" if taskset else "")
     out = []
     for name in WAYS:
         w = ways[name]
@@ -182,13 +197,25 @@ def main(argv: Iterable[str] | None = None) -> int:
     ap.add_argument(
         "--write", type=Path, help="replace this experiment's rows between the markers of this file"
     )
+    ap.add_argument("--again", action="store_true",
+                    help="no new runs: judge the run dirs (and wall times) an earlier run left in --results-dir")  # fmt: skip
     args = ap.parse_args(list(argv) if argv is not None else None)
+    if args.again and args.results_dir is None:
+        ap.error("--again needs --results-dir: the folder an earlier measurement kept")
     work = args.results_dir or Path(tempfile.mkdtemp(prefix="adaptive-realtime-"))
     work.mkdir(parents=True, exist_ok=True)
     ways: dict[str, Way] = {}
     try:
+        walls = json.loads((work / WALLS).read_text()) if args.again else {"load": []}
         for name in WAYS:
-            run_dir, wall = run_way(name, args.experiment, work, args.taskset)
+            if args.again:  # an earlier measurement's run dirs and wall times, judged again
+                (run_dir,) = [d for d in (work / name).iterdir() if d.is_dir()]
+                wall = float(walls[name])
+            else:
+                run_dir, wall = run_way(name, args.experiment, work, args.taskset)
+                walls[name] = wall
+                walls["load"].append(os.getloadavg()[0])  # the host's load while it ran (1-min average)
+                (work / WALLS).write_text(json.dumps(walls))
             concl, view = conclusions(run_dir)
             n = sum(1 for ln in (run_dir / "summary.jsonl").read_text().splitlines() if ln.strip())
             spent = view.design.spent_s if view is not None and view.design is not None else None
@@ -197,7 +224,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     finally:
         if args.results_dir is None:
             shutil.rmtree(work, ignore_errors=True)
-    new = rows(args.experiment, ways, args.taskset)
+    new = rows(args.experiment, ways, args.taskset, walls["load"])
     print("\n".join([*HEAD, *new]))
     if args.write:
         cmd = f"python3 benchmarks/adaptive_realtime.py {args.experiment.as_posix()}"
