@@ -404,9 +404,9 @@ def _outliers(
     conf: dict[str, ConfigNoise],
 ) -> tuple[Outlier, ...]:
     """Runs of groups with 3 or more runs that lie beyond OUTLIER_K robust sd (1.4826 MAD of the
-    config's scaled residuals) from the median of their group's other runs (a median, so that one far
-    run does not make its neighbours look far too); the median's own spread widens the scale:
-    sd * sqrt(1 + (pi/2) / (n - 1))."""
+    config's scaled residuals) from their group's median (a median, so that one far run does not
+    make its neighbours look far too); the median's own spread widens the scale:
+    sd * sqrt(1 + (pi/2) / n)."""
     out = []
     scale = {c: 1.4826 * float(np.median(np.abs(n.residuals))) if n.residuals.size >= 6 else 0.0
              for c, n in conf.items()}  # fmt: skip
@@ -418,9 +418,10 @@ def _outliers(
         s = scale.get(c, 0.0)
         if s <= 0:
             continue
-        sd = s * math.sqrt(1.0 + (math.pi / 2) / (members.size - 1))
+        sd = s * math.sqrt(1.0 + (math.pi / 2) / members.size)
+        mid = float(np.median(e[members]))
         for i in members:
-            dev = float(e[i] - np.median(e[members[members != i]]))
+            dev = float(e[i] - mid)
             if abs(dev) > OUTLIER_K * sd:
                 out.append(Outlier(c, keys[gi][1], int(i), math.expm1(dev), abs(dev) / sd))
     return tuple(sorted(out, key=lambda o: o.index))
