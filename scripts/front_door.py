@@ -8,7 +8,8 @@
    verdicts.
 3. In the same environment, every other command a user meets first must exit 0 and write its output:
    `report` in every kind and format, `import` of a real-format sglang and vLLM file, `plan` on
-   examples/traffic-small.yaml, `preflight examples/quickstart.yaml`, `sim predict`, and
+   examples/traffic-small.yaml (reference results) and examples/traffic-quickstart.yaml (the
+   quickstart's run), `preflight examples/quickstart.yaml`, `sim predict`, and
    `check-lossless` against two simulated servers.
 
 Only the standard library is used here: this script runs before anything is installed. Exit 0 when
@@ -198,6 +199,11 @@ class FrontDoor:
 
     def others(self, run_dir: Path) -> None:
         out = self.work / "out"
+        # the quickstart's own run plans with examples/traffic-quickstart.yaml (docs/planning.md)
+        qplan = out / "plan-quickstart.md"
+        if self.run("plan (quickstart)", ["specsweep", "plan", run_dir, "--traffic", "examples/traffic-quickstart.yaml",
+                                          "-o", qplan]):  # fmt: skip
+            self.wrote("plan (quickstart)", qplan)
         # examples/traffic-small.yaml plans from the reference results, as docs/planning.md shows
         # (scripts/plan_reference.py writes them and plans on traffic-reference.yaml)
         ref = self.work / "reference"

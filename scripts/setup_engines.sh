@@ -99,7 +99,9 @@ setup_llama() {
     fi
     local t0=$SECONDS tree="$LLAMA_SRC"
     llama_sources
-    log "llama-server: building target llama-server from $tree (-j$JOBS; ~5-10 min on 2 cores)"
+    # measured on 2 cores (docs/engines.md): 5 min on a machine doing little else, 34-48 min shared
+    # with busy sessions
+    log "llama-server: building target llama-server from $tree (-j$JOBS; 5-50 min on 2 cores, by their load)"
     # NATIVE=OFF: the cached binary must run on any x86-64 CPU of this machine kind.
     # No curl / openssl / web UI: nothing to fetch, and the UI download would need network.
     run_logged llama-configure cmake -S "$tree" -B "$LLAMA_DIR/build" \

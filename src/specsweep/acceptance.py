@@ -23,6 +23,10 @@ over the same requests. vLLM has no per-response figure: per category only when 
 
 On SGLang the exact per-request figure is used (Σ completion_tokens / Σ spec_verify_ct, SGLang's own
 definition), which also counts each request's prefill token: higher by about 1 / (steps per request).
+
+Servers are not believed blindly (:func:`problems`): counters that go backwards, more tokens accepted
+than drafted, drafts longer than k, or an acceptance length above k + 1 make every acceptance figure
+of the run invalid (:func:`invalidate`: dropped, with ``acceptance_invalid_reason``).
 """
 
 from __future__ import annotations
@@ -71,3 +75,81 @@ def fill(result: Mapping[str, Any]) -> dict[str, Any]:
     if out:
         out["accept_length_basis"] = "metrics_counters"
     return out
+
+
+# ---- physical bounds --------------------------------------------------------------------------
+# No engine drafts more tokens per step than this (vLLM's and SGLang's k are single digits; trees
+# verify a few dozen): when the config does not say k, a server claiming more is not believed.
+MAX_SPEC_TOKENS = 64
+# The figures a result line may hold about acceptance: all dropped together when one is impossible.
+FIGURES = ("accept_length", "accept_length_basis", "spec_accept_length", "spec_acceptance_rate",
+           "spec_accept_per_pos", "spec_draft_coverage", "server_accept_length")  # fmt: skip
+
+
+def spec_tokens(method: str, params: Mapping[str, Any]) -> int | None:
+    """k, the draft tokens verified per step, from a config's parameters."""
+    for key in ("num_speculative_tokens", "spec_tokens", "k", "speculative_num_steps", "num_steps"):
+        v = params.get(key)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+    v = params.get("draft_tokens") or params.get("num_draft_tokens")
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v - 1
+    return None
+
+
+def max_accept_length(k: int | None, basis: str | None = None) -> float:
+    """The largest acceptance length a step can show with ``k`` draft tokens (``MAX_SPEC_TOKENS``
+    when unknown): k + 1 tokens per step; SGLang's verify-count figure also counts each request's
+    prefill token (one more at most, with one verify step per request)."""
+    return (k if k and k > 0 else MAX_SPEC_TOKENS) + (
+        2.0 if basis in ("spec_verify_ct", "verify_ct") else 1.0
+    )
+
+
+def problems(result: Mapping[str, Any], k: int | None = None) -> list[str]:
+    """Why the acceptance figures of a result line cannot be (empty: they can). Physical bounds:
+    counters never go backwards over a run, no more draft tokens are accepted than drafted, a
+    draft holds at most k tokens (``MAX_SPEC_TOKENS`` when the config does not say k), each
+    position's acceptance is a share of the drafts, and an acceptance length lies in
+    [1, ``max_accept_length``]."""
+    out: list[str] = []
+    most = k if k and k > 0 else None
+    names = ("num_drafts", "num_draft_tokens", "num_accepted_tokens")
+    drafts, drafted, accepted = (_num(result.get(f"spec_{n}")) for n in names)
+    back = [f"{n} {v:+,.0f}" for n, v in zip(names, (drafts, drafted, accepted), strict=True) if v < 0]
+    if back:
+        out.append(f"the server's spec-decode counters went backwards during the run ({', '.join(back)}): "
+                   "it restarted, or its counters are wrong")  # fmt: skip
+    elif accepted > drafted:
+        out.append(f"more draft tokens accepted ({accepted:,.0f}) than drafted ({drafted:,.0f})")
+    if not back and drafts > 0 and drafted / drafts > (most or MAX_SPEC_TOKENS):
+        than = f"k = {most}, the config's" if most else f"{MAX_SPEC_TOKENS} (any engine's)"
+        out.append(f"{drafted / drafts:,.2f} draft tokens per draft, more than {than}")
+    per_pos = result.get("spec_accept_per_pos")
+    if isinstance(per_pos, list) and not all(0.0 <= _num(p, -1.0) <= 1.0 for p in per_pos):
+        out.append("a per-position acceptance outside [0, 1] (accepted at a position: at most one per draft)")
+    bases = {  # server_accept_length: SGLang's own figure, counted its way
+        "accept_length": result.get("accept_length_basis"),
+        "spec_accept_length": None,
+        "server_accept_length": "spec_verify_ct",
+    }
+    for key, basis in bases.items():
+        v, top = result.get(key), max_accept_length(most, basis)
+        if isinstance(v, (int, float)) and not 1.0 <= v <= top:
+            where = f"k = {most}" if most else f"{MAX_SPEC_TOKENS} draft tokens at most"
+            out.append(f"{key} {v:,.2f} outside [1, {top:g}] ({where})")
+    return out
+
+
+def _num(v: Any, default: float = 0.0) -> float:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else default
+
+
+def invalidate(result: dict[str, Any], reasons: list[str]) -> None:
+    """Drop every acceptance figure of ``result`` (raw counter deltas stay, as facts) and say why in
+    ``acceptance_invalid_reason``."""
+    for key in FIGURES:
+        if key in result:
+            result[key] = None
+    result["acceptance_invalid_reason"] = "; ".join(reasons)

@@ -40,6 +40,9 @@ class BenchConfig:
     allow_redirects: bool = (
         False  # follow HTTP redirects (refused by default: the numbers would describe another server)
     )
+    # k, the server's draft tokens per step, when its config says (specsweep.acceptance.spec_tokens):
+    # bounds the acceptance figures the server reports (None: only the bounds any engine obeys)
+    spec_tokens: int | None = None
 
 
 @dataclass

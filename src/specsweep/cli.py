@@ -8,8 +8,10 @@ handler takes the parsed namespace and returns an exit code. Heavy imports stay 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
+import signal
 import sys
 import warnings
 from collections.abc import Sequence
@@ -24,7 +26,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports a bad flag as one clear line and exit code 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"specsweep {self.prog.split()[-1]}: error: {message}\n")
+        sys.stderr.write(f"{self.prog}: error: {message}\n")  # "specsweep run: ...", "specsweep: ..."
         sys.stderr.write(f"  (see '{self.prog} --help')\n")
         raise SystemExit(2)
 
@@ -53,7 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except SpecsweepError as e:
-        sys.stderr.write(f"specsweep: error: {e}\n")
+        from specsweep.terminal import plain  # every known secret scrubbed, control characters escaped
+
+        sys.stderr.write(f"specsweep: error: {plain(e)}\n")
         return e.exit_code
     except ModuleNotFoundError as e:  # a broken install: a declared dependency is gone (optional
         if not e.name or e.name.split(".")[0] == "specsweep":  # extras raise MissingDependency)
@@ -64,6 +68,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     except KeyboardInterrupt:
+        # ending on an interrupt: a further Ctrl-C or SIGTERM cannot turn exit 130 into death by the
+        # signal (orchestrate.signals.stopping, not imported here: the package is slow to import)
+        with contextlib.suppress(ValueError):  # off the main thread: nothing to set
+            for s in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(s, signal.SIG_IGN)
         sys.stderr.write("specsweep: interrupted\n")
         return 130
 

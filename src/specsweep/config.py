@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from specsweep import config_checks as checks
 from specsweep.config_design import AdaptiveOptions, check_design
 from specsweep.errors import ConfigError, one_of
-from specsweep.labels import default_label, make_cell_id
+from specsweep.labels import default_label, label_values, make_cell_id
 from specsweep.templates import TemplateError, substitute
 from specsweep.workload.datasets.ref import DatasetRef
 from specsweep.workload.scenarios import BUILTIN, Scenario, default_num_prompts, parse_scenarios, with_dataset
@@ -387,7 +387,7 @@ def expand_configs(exp: Experiment, *, file: str | None = None) -> list[ServerCo
             params = {**spec.params, **point}
             if spec.label:
                 try:
-                    label = substitute(spec.label, {"name": spec.name, **params})
+                    label = substitute(spec.label, {"name": spec.name, **label_values(params)})
                 except TemplateError as e:
                     raise ConfigError(str(e), file=file, path=f"servers[{i}].label") from e
             else:

@@ -3,8 +3,14 @@
 - ``load_yaml``: YAML text -> data, refusing duplicate keys, nesting deeper than ``MAX_DEPTH``, and
   alias bombs (a document whose aliases expand to more than ``MAX_NODES`` nodes).
 - Field types for the models in specsweep.config: finite floats, strict ints (``"1"`` or ``true`` is
-  not a concurrency level), NUL-free strings for argv and env, env names without ``=``, HTTP URLs.
+  not a concurrency level), NUL-free strings for argv and env, env names without ``=``, HTTP base
+  URLs (``base_url_problem``: no query string, which would hide the endpoint paths).
 - ``check_plan_size``: the grid's size, computed before anything is expanded, with an upper bound.
+
+Files are read by ``read_yaml_file``: a regular file (never a FIFO or a device) of at most
+``MAX_FILE_BYTES``; and ``load_yaml`` also bounds the bytes of values the aliases expand to
+(``MAX_EXPANDED_BYTES``), counting both bounds while the document is composed, so a bomb stops at
+the alias that passes one.
 
 Each error names the key path, the bad value and what is accepted (the loader turns pydantic errors
 into a ConfigError).
@@ -13,18 +19,23 @@ into a ConfigError).
 from __future__ import annotations
 
 import math
+import re
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 import yaml
 from pydantic import AfterValidator, Field, StrictInt
 from yaml.composer import Composer
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.events import AliasEvent
+from yaml.nodes import MappingNode, Node, ScalarNode
 
+from specsweep import inputs
 from specsweep.errors import ConfigError, one_of
 
 MAX_DEPTH = 64  # an experiment file needs about 6 levels
 MAX_NODES = 1_000_000  # YAML nodes after aliases are expanded
+MAX_FILE_BYTES = 1 << 20  # an experiment file is a few KB; parsing 1 MiB of YAML takes seconds
+MAX_EXPANDED_BYTES = 4 << 20  # bytes of values after aliases are expanded
 MAX_CONFIGS = 10_000  # server launches in one experiment
 MAX_RUNS = 1_000_000  # cells x repeats in one experiment
 MAX_CONCURRENCY = 1_000_000
@@ -32,12 +43,23 @@ MAX_REPEATS = 10_000
 
 
 # ---- YAML ---------------------------------------------------------------------------------------
+class _Bound(yaml.YAMLError):
+    """A bound on the expanded document was passed (composition stops at once)."""
+
+
 class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that counts nesting depth and refuses duplicate keys."""
+    """SafeLoader that counts nesting depth, refuses duplicate keys, and keeps a running count of the
+    document as it would be once its aliases are expanded: values (nodes) and bytes of scalar values.
+    An alias adds the whole size of the node it names; each node's size is known once it is composed
+    (an alias to a node still being composed is a recursive alias). So an alias bomb is refused as
+    soon as it passes ``MAX_NODES`` or ``MAX_EXPANDED_BYTES``, before the rest of the file is read."""
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self._depth = 0
+        self._nodes = 0
+        self._bytes = 0
+        self._sizes: dict[int, tuple[int, int]] = {}  # id(anchored node) -> (nodes, bytes), once composed
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         self._depth += 1
@@ -48,9 +70,37 @@ class _StrictLoader(yaml.SafeLoader):
                 "an experiment file needs about 6"
             )
         try:
-            return Composer.compose_node(self, parent, index)
+            if self.check_event(AliasEvent):
+                mark = self.peek_event().start_mark
+                node = Composer.compose_node(self, parent, index)
+                size = self._sizes.get(id(node))
+                if size is None:
+                    raise yaml.YAMLError(f"a recursive alias (line {mark.line + 1}): it would expand forever")
+                self._count(*size)
+                return node
+            anchored = getattr(self.peek_event(), "anchor", None) is not None
+            start = (self._nodes, self._bytes)
+            node = Composer.compose_node(self, parent, index)
+            self._count(1, len(node.value) if isinstance(node, ScalarNode) else 0)
+            if anchored:  # only a node with an anchor can be named by an alias
+                self._sizes[id(node)] = (self._nodes - start[0], self._bytes - start[1])
+            return node
         finally:
             self._depth -= 1
+
+    def _count(self, nodes: int, size: int) -> None:
+        self._nodes += nodes
+        self._bytes += size
+        if self._nodes > MAX_NODES:
+            raise _Bound(
+                f"the YAML aliases (*name) expand to more than {MAX_NODES:,} values (bound on values "
+                "after expansion); write the values out or use fewer aliases"
+            )
+        if self._bytes > MAX_EXPANDED_BYTES:
+            raise _Bound(
+                f"the YAML aliases (*name) expand to more than {MAX_EXPANDED_BYTES:,} bytes of values "
+                "(bound on the expanded size); write the values out or use fewer aliases"
+            )
 
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
@@ -72,38 +122,23 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def _expanded_size(root: Node) -> int:
-    """Nodes in the document once every alias is expanded (shared nodes counted at each use).
-    Linear in the composed graph: each node's size is computed once. A recursive alias
-    (``a: &a [*a]``) would expand forever: a YAMLError."""
-    memo: dict[int, int] = {}
-    busy: set[int] = set()  # nodes whose children are being sized (an iterative DFS's path)
-    stack: list[tuple[Node, bool]] = [(root, False)]
-    while stack:
-        node, done = stack.pop()
-        kids: list[Node] = []
-        if isinstance(node, SequenceNode):
-            kids = list(node.value)
-        elif isinstance(node, MappingNode):
-            kids = [n for pair in node.value for n in pair]
-        if done:
-            busy.discard(id(node))
-            memo[id(node)] = min(1 + sum(memo[id(k)] for k in kids), MAX_NODES + 1)
-            continue
-        if id(node) in memo:
-            continue
-        if id(node) in busy:
-            mark = node.start_mark
-            raise yaml.YAMLError(f"a recursive alias (line {mark.line + 1}): it would expand forever")
-        busy.add(id(node))
-        stack.append((node, True))
-        stack.extend((k, False) for k in kids if id(k) not in memo)
-    return memo[id(root)]
+def read_yaml_file(path: inputs.Source, what: str) -> Any:
+    """A YAML file from outside (``what``: "experiment file", "traffic file", ...) -> data: a regular
+    file of at most MAX_FILE_BYTES (the rest is never read), UTF-8, then ``load_yaml``."""
+    try:
+        raw = inputs.read_bytes(path, MAX_FILE_BYTES)
+    except OSError as e:
+        raise ConfigError(f"cannot read {what}: {e.strerror or e}", file=str(path)) from e
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"not UTF-8 text (byte {e.start}): {e.reason}", file=str(path)) from e
+    return load_yaml(text, file=str(path))
 
 
 def load_yaml(text: str, *, file: str | None = None) -> Any:
     """One YAML document -> data; a ConfigError for bad YAML, duplicate keys, nesting too deep, or
-    aliases that expand past MAX_NODES nodes (a "billion laughs" file)."""
+    aliases that expand past MAX_NODES nodes or MAX_EXPANDED_BYTES bytes (a "billion laughs" file)."""
     try:
         loader = _StrictLoader(text)
     except yaml.YAMLError as e:  # e.g. a control character the reader refuses
@@ -112,14 +147,9 @@ def load_yaml(text: str, *, file: str | None = None) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
-        size = _expanded_size(node)
-        if size > MAX_NODES:
-            raise ConfigError(
-                f"the YAML aliases (*name) expand to more than {MAX_NODES:,} values; "
-                "write the values out or use fewer aliases",
-                file=file,
-            )
         return loader.construct_document(node)
+    except _Bound as e:
+        raise ConfigError(str(e), file=file) from e
     except yaml.YAMLError as e:
         raise ConfigError(f"not valid YAML: {e}", file=file) from e
     except RecursionError as e:  # belt and braces: MAX_DEPTH should stop it first
@@ -142,16 +172,46 @@ def _env_name(v: str) -> str:
     return v
 
 
-def _http_url(v: str) -> str:
-    _no_nul(v)
+def base_url_problem(v: str) -> str | None:
+    """What is wrong with ``v`` as a server's base URL (``url:``, ``bench --base-url``), or None.
+
+    The client appends endpoint paths to a base URL (``/health``, ``/v1/models``,
+    ``/v1/completions``), so a query string or a fragment would end up before the path
+    (``http://h/?k=v/health``): the server would never be asked the right thing and readiness would
+    wait out ``ready_s``. Neither is echoed: a query often carries a key (``?api_key=...``)."""
     try:
         parts = urlsplit(v)
-        port = parts.port
+        _ = parts.port  # a port that is not a number in range raises ValueError
     except ValueError as e:
-        raise ValueError(f"not a valid URL {v!r}: {e}; expected http://host[:port][/path]") from e
+        return f"not a valid URL {_no_query(v)!r}: {e}; expected http://host[:port][/path]"
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"not an http(s) URL: {v!r}; expected http://host[:port][/path]")
-    del port
+        return f"not an http(s) URL: {_no_query(v)!r}; expected http://host[:port][/path]"
+    extra = [
+        what for what, sep in (("a query string ('?...')", "?"), ("a fragment ('#...')", "#")) if sep in v
+    ]
+    if extra:
+        return (
+            f"{' and '.join(extra)} cannot be part of a base URL ({_no_query(v)!r}): specsweep appends "
+            "the endpoint paths (/health, /v1/models, /v1/completions) to it, so no request would reach "
+            "them; expected http://host[:port][/path] (send an API key as OPENAI_API_KEY, or put "
+            "credentials in the URL as http://user:password@host)"
+        )
+    return None
+
+
+def _no_query(v: str) -> str:
+    """``v`` as an error may show it: without what follows a ``?`` or ``#`` and without the password
+    of its userinfo (either may be a secret)."""
+    cut = min((i for i in (v.find("?"), v.find("#")) if i >= 0), default=len(v))
+    shown = v[:cut] + ("..." if cut < len(v) else "")
+    return re.sub(r"(//[^/@:]*):[^/@]*@", r"\1:***@", shown)
+
+
+def _http_url(v: str) -> str:
+    _no_nul(v)
+    problem = base_url_problem(v)
+    if problem:
+        raise ValueError(problem)
     return v
 
 

@@ -1,6 +1,6 @@
 """The adaptive design's dry-run figures: its first pass and its worst case, before anything runs.
 
-From the same workload model as specsweep.progress (``cell_guess_s``, ``startup_guess_s``; its
+From the same guesses as specsweep.estimate (``cell_guess_s``, ``startup_guess_s``; its
 assumptions are printed beside it):
 
     pass_s      every config launched once, every cell once: the first pass
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from specsweep.config import Plan
-from specsweep.progress import cell_guess_s, startup_guess_s
+from specsweep.estimate import cell_guess_s, startup_guess_s
 
 BASELINE_REPEATS = 3  # what docs/statistics.md recommended before the design: the comparison's base
 

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from specsweep import config_checks as checks
+from specsweep import redact
 from specsweep.config import Experiment, Plan, plan_experiment
 from specsweep.config_design import AdaptiveOptions
 from specsweep.errors import ConfigError
@@ -47,8 +48,11 @@ def _describe(err: dict[str, Any], model: type[BaseModel]) -> tuple[str, str]:
     msg = err["msg"]
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
+    got = err.get("input")
     if err["type"] not in ("value_error", "assertion_error", "missing"):
-        msg += f" (got {err.get('input')!r})"
+        msg += f" (got {redact.as_written(got)!r})"
+    elif isinstance(got, str) and redact.as_written(got) != got and got in msg:
+        msg = msg.replace(repr(got), repr(redact.as_written(got))).replace(got, redact.as_written(got))
     return path, msg
 
 
@@ -87,12 +91,7 @@ def plan_of(exp: Experiment, *, file: str | None = None) -> Plan:
 
 def load_experiment(path: str | Path) -> tuple[Experiment, Plan]:
     p = Path(path)
-    try:
-        data = checks.load_yaml(p.read_text(encoding="utf-8"), file=str(p))
-    except OSError as e:
-        raise ConfigError(f"cannot read experiment file: {e.strerror}", file=str(p)) from e
-    except UnicodeDecodeError as e:
-        raise ConfigError(f"not UTF-8 text (byte {e.start}): {e.reason}", file=str(p)) from e
+    data = checks.read_yaml_file(p, "experiment file")
     data = expand_env_vars(data, file=str(p))
     exp = parse_experiment(data, file=str(p), default_name=p.stem)
     return exp, plan_of(exp, file=str(p))

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from specsweep import inputs
 from specsweep.errors import BenchError, DataError, UsageError, one_of
 
 BACKENDS = ("openai", "openai-chat", "sglang")
@@ -298,7 +299,7 @@ def to_view(d: dict[str, Any]) -> Any:
 def load_lossless_view(path: str | Path) -> Any:
     p = Path(path)
     try:
-        d = orjson.loads(p.read_bytes())
+        d = orjson.loads(inputs.read_bytes(p))
         return to_view(d)
     except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as e:
         raise DataError(f"not a check-lossless result: {e}", file=str(p)) from e

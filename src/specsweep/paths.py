@@ -1,10 +1,11 @@
 """Output locations checked before any work is done, and write failures turned into one clear error.
 
 Every command that writes (``run --results-dir``, ``report -o`` / ``--plots-dir``, ``import -o``,
-``sim fit -o``, ``sim serve --truth``, ``bench --output-file``) checks its targets up front with
-``output_file`` / ``output_dir``: a file where a folder is needed (or the reverse), a folder that
-cannot be written, or a parent that is a file gives a UsageError (exit 2) naming the flag, the path
-and what is needed. Writability is tested by creating and removing a probe file, so it also holds
+``plan -o``, ``check-lossless -o``, ``sim fit -o``, ``sim serve --truth``, ``bench --output-file``)
+checks its targets up front with ``output_file`` / ``output_dir``: a file where a folder is needed
+(or the reverse), a folder that cannot be written, or a parent that is a file gives a UsageError
+(exit 2) naming the flag, the path and what is needed. A file that is written whole (atomically,
+``store.atomic_write_bytes``) is never written through a symbolic link: a link there is refused. Writability is tested by creating and removing a probe file, so it also holds
 for root (who passes permission bits but not a read-only mount). ``write_failed`` turns an OSError
 met while writing (a disk filling up) into a SpecsweepError, so the command fails instead of exiting 0.
 ``safe_name`` is the file-name form of a label or cell id that every stage names its files with.
@@ -47,10 +48,16 @@ def _probe(folder: Path, flag: str, path: str | Path) -> None:
 
 
 def output_file(path: str | Path, flag: str, *, parent_must_exist: bool = False) -> Path:
-    """A file the command will write: not a folder, writable (an existing file: opened for append),
-    in a folder that exists or can be made; with ``parent_must_exist`` (a command that appends
-    into the path as given, like ``bench --output-file``) the folder must exist already."""
+    """A file the command will write whole: not a folder, not a symbolic link, writable (an existing
+    file: opened for append), in a folder that exists or can be made; with ``parent_must_exist`` (a
+    command that appends into the path as given, like ``bench --output-file``) the folder must exist
+    already, and a link is followed as an append follows it."""
     p = Path(path)
+    if p.is_symlink() and not parent_must_exist:
+        raise UsageError(
+            f"{flag} {str(path)!r} is a symbolic link (to {os.readlink(p)!r}); specsweep writes a new file "
+            "there and never writes through a link: give the target's path, or another one"
+        )
     if p.is_dir():
         raise UsageError(f"{flag} {str(path)!r} is a folder; give a file path (e.g. {p / 'report.md'})")
     if p.exists() and not p.is_file():

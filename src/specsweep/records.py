@@ -18,7 +18,8 @@ ERROR_KINDS = (
     "malformed",  # a chunk that does not parse in the dialect
     "server_error",  # the stream carried an error object
     "too_large",  # one SSE event beyond the decoder's bound (client.sse.MAX_EVENT_BYTES)
-    "bad_count",  # an impossible token count from the server (negative, not a number, > requested)
+    "bad_count",  # an impossible token count from the server (negative, not a number, too large)
+    "over_max_tokens",  # more output than the request allowed, by the server's or the client's count
     "empty",  # finished without any output token
     "client",  # an exception inside the client itself
 )

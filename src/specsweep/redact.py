@@ -40,6 +40,8 @@ _SECRET_PARTS = ("password", "passwd", "secret", "auth", "cookie", "credential",
 # Whole words only (API_KEY, --pass, GITHUB_PAT; not KEYBOARD, PASSES, PATH).
 _SECRET_WORDS = frozenset({"key", "pass", "pwd", "pat", "session", "sid", "dsn", "sig", "jwt", "otp"})
 _NOT_SECRET = frozenset({"pwd", "oldpwd"})  # the shell's working directories
+# "...token" words that name a tokenizer's special token, not a credential (eos_token: </s>)
+_SPECIAL_TOKENS = frozenset({"pad", "eos", "bos", "unk", "sep", "cls", "mask", "stop", "start", "end"})
 # Flags whose value is a header ("Name: value"): the value part is hidden whatever the name.
 _HEADER_FLAGS = frozenset({"--header", "-h", "--headers", "--http-header", "--extra-header"})
 _HEADER_ARG = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*:\s*(.+)$", re.S)
@@ -49,11 +51,20 @@ _TOKEN_FORMATS = re.compile(
     r"|xox[abpr]-[A-Za-z0-9-]{8,}|AKIA[A-Z0-9]{12,}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_.-]+)"
 )
 _USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*:)([^\s@/]+)(@)")
+# the query of a URL (``scheme://host/path?api_key=X&sig=Y``): every value is treated as a secret
+# (up to a space, a quote or a closing parenthesis: a URL in prose)
+_URL_QUERY = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s?#]*\?)([^\s#\"'<>)]*)")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 _lock = threading.Lock()
 _known: dict[str, str] = {}  # secret value -> what is written instead
+_written: dict[str, str] = {}  # a string ${VAR} expansion made -> the string as written (any length)
 _pattern: re.Pattern[str] | None = None
+# the start of a secret that a writer emitting text in pieces must not cut (scrub_pieces)
+_OPEN_CREDENTIAL = re.compile(r"\bBearer(?:\s+\S*)?$", re.I)
+_TOKEN_START = re.compile(
+    r"(?:sk-|hf_|gh[pousr]_|github_pat_|xox[abpr]-|AKIA|eyJ|[A-Za-z][A-Za-z0-9+.-]*://)"
+)
 
 
 # ---- the registry ------------------------------------------------------------------------------
@@ -87,22 +98,52 @@ def register_environ(environ: Mapping[str, str] | None = None) -> None:
         register(v)
 
 
+def register_expansion(expanded: str, written: str) -> None:
+    """A string that ``${VAR}`` references became (``desc ${NOTE}`` -> ``desc abc``): ``as_written``
+    gives the form written in the file back, whatever its length, and text is scrubbed of it."""
+    with _lock:
+        _written[expanded] = written
+    register(expanded, written)
+
+
+def as_written(value: Any) -> Any:
+    """A value as the experiment file wrote it: a string made by ``${VAR}`` expansion gives back its
+    ``${VAR}`` form (also when the value is too short to be searched for in text); lists and mappings
+    are mapped through; anything else is returned as it is."""
+    if isinstance(value, str):
+        return _written.get(value, value)
+    if isinstance(value, Mapping):
+        return {k: as_written(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [as_written(v) for v in value]
+    return value
+
+
 def known() -> dict[str, str]:
     with _lock:
         return dict(_known)
+
+
+def adopt(secrets: Mapping[str, str]) -> None:
+    """Register what another process knows (``known()`` there): a client worker scrubs what it
+    cuts short (``clip``) of the same secrets as its parent."""
+    for value, placeholder in secrets.items():
+        register(value, placeholder)
 
 
 @contextlib.contextmanager
 def isolated() -> Iterator[None]:
     """Tests: secrets registered within are forgotten after (the registry is process-wide)."""
     global _pattern
-    saved = known()
+    saved, saved_written = known(), dict(_written)
     try:
         yield
     finally:
         with _lock:
             _known.clear()
             _known.update(saved)
+            _written.clear()
+            _written.update(saved_written)
             _pattern = None
 
 
@@ -136,7 +177,60 @@ def scrub_text(text: str) -> str:
         text = pat.sub(lambda m: table.get(m.group(0), REDACTED), text)
     text = _CREDENTIAL.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
     text = _TOKEN_FORMATS.sub(REDACTED, text)
+    text = _URL_QUERY.sub(lambda m: m.group(1) + _hide_query(m.group(2)), text)
     return _USERINFO.sub(lambda m: m.group(1) + REDACTED + m.group(3), text)
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` for a record or a message, at most ``limit`` characters (plus an ellipsis): scrubbed
+    *before* it is cut, so a cut never leaves part of a known secret; and a cut inside a word drops
+    that word, so a secret this process does not know is not left half-shown either."""
+    text = scrub_text(text[: 16 * limit + 4096])  # far past the cut: what is kept is scrubbed whole
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    if not text[limit].isspace():
+        cut = cut[: len(cut) - len(cut.split()[-1])] if cut.strip() else ""
+    return cut.rstrip() + "\u2026"
+
+
+def open_tail(text: str, limit: int = 4096) -> int:
+    """How many trailing characters of ``text`` may be the start of a secret still being written:
+    the longest end that begins a known secret, or a trailing ``Bearer X``, token-shaped word or
+    URL (at most ``limit``). A writer that emits text in pieces keeps them back until more comes,
+    so no secret is ever split between two separately scrubbed pieces (``servers.logpump``)."""
+    if not text:
+        return 0
+    tail = text[-limit:]
+    n = len(tail)
+    hold = 0
+    for secret in known():
+        i = tail.find(secret[0], max(0, n - len(secret) + 1))
+        while i != -1 and n - i > hold:
+            if secret.startswith(tail[i:]):
+                hold = n - i  # the first match is the longest
+                break
+            i = tail.find(secret[0], i + 1)
+    m = _OPEN_CREDENTIAL.search(tail)
+    if m:
+        hold = max(hold, n - m.start())
+    word = tail.split()[-1] if tail.strip() and not tail[-1].isspace() else ""
+    t = _TOKEN_START.search(word)
+    if t:
+        hold = max(hold, len(word) - t.start())
+    return hold
+
+
+def _hide_query(query: str) -> str:
+    """``a=1&b=X`` -> ``a=***&b=***``; an empty value stays empty, a bare word is hidden whole."""
+    parts = []
+    for part in query.split("&"):
+        name, eq, value = part.partition("=")
+        if not eq:
+            parts.append(REDACTED if name and name != REDACTED else name)
+        else:
+            parts.append(f"{name}={REDACTED}" if value else part)
+    return "&".join(parts)
 
 
 def scrub_obj(obj: Any) -> Any:
@@ -164,24 +258,39 @@ def looks_secret(name: str) -> bool:
         return False
     if any(p in re.sub(r"[^a-z0-9]+", "", low) for p in _SECRET_PARTS):
         return True
-    words = re.split(r"[^a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower())
-    return any(w in _SECRET_WORDS or w.endswith("token") for w in words)
+    words = [w for w in re.split(r"[^a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()) if w]
+    if any(w in _SECRET_WORDS for w in words):
+        return True
+    # HF_TOKEN, accessToken, X_AUTH_TOKEN: a name *ending* in a token is one; speculative_token_map
+    # (SGLang's draft vocabulary file), token_ids or eos_token are not
+    return (
+        bool(words) and words[-1].endswith("token") and not (len(words) > 1 and words[-2] in _SPECIAL_TOKENS)
+    )
 
 
-def url_secret(url: str) -> str | None:
-    """The password of a URL's userinfo (``scheme://user:PW@host``), if any."""
+def url_secrets(url: str) -> list[str]:
+    """The secrets a URL holds: its userinfo password (``scheme://user:PW@host``) and every query
+    value (``?api_key=X``), decoded."""
+    if "://" not in url:
+        return []
     try:
         parts = urlsplit(url)
+        out = [unquote(parts.password)] if parts.password else []
     except ValueError:
-        return None
-    return unquote(parts.password) if parts.password else None
+        return []
+    for part in parts.query.split("&"):
+        name, eq, value = part.partition("=")
+        if eq and value:
+            out += [value, unquote(value)]
+        elif name and not eq:
+            out.append(name)
+    return out
 
 
 def redact_url(url: str) -> str:
-    """``scheme://user:***@host/...``; the password is registered."""
-    pw = url_secret(url)
-    if pw:
-        register(pw)
+    """``scheme://user:***@host/path?key=***``; the password and the query values are registered."""
+    for v in url_secrets(url):
+        register(v)
     return scrub_text(url)
 
 
@@ -200,9 +309,7 @@ def secret_values(argv: Iterable[str]) -> list[str]:
         if a.startswith("-") and "=" in a and looks_secret(a.split("=", 1)[0]):
             out.append(a.split("=", 1)[1])
         out += [m.group(2) for m in _CREDENTIAL.finditer(a)]
-        pw = url_secret(a)
-        if pw:
-            out.append(pw)
+        out += url_secrets(a)
     for v in list(out):  # "Bearer X" as a whole, and X
         m = _CREDENTIAL.fullmatch(v.strip())
         if m:
@@ -256,15 +363,17 @@ def redact_env(env: Mapping[str, str]) -> dict[str, str]:
     return {k: (REDACTED if looks_secret(k) else scrub_text(v)) for k, v in env.items()}
 
 
-def redact_tree(obj: Any, *, key: str = "") -> Any:
-    """A JSON-like tree with every value under an auth-like key ``***`` and secrets registered."""
+def redact_tree(obj: Any, *, key: str = "", secret: bool = False) -> Any:
+    """A JSON-like tree with every value under an auth-like key ``***``, at any depth below it
+    (``auth: {value: X}`` hides X), and secrets registered."""
+    secret = secret or bool(key and looks_secret(key))
     if isinstance(obj, Mapping):
-        return {k: redact_tree(v, key=str(k)) for k, v in obj.items()}
+        return {k: redact_tree(v, key=str(k), secret=secret) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        if key in ("args", "argv") and all(isinstance(a, str) for a in obj):
+        if key in ("args", "argv") and not secret and all(isinstance(a, str) for a in obj):
             return redact_argv(list(obj))
-        return [redact_tree(v, key=key) for v in obj]
-    if key and looks_secret(key) and obj is not None and not isinstance(obj, bool):
+        return [redact_tree(v, key=key, secret=secret) for v in obj]
+    if secret and obj is not None and not isinstance(obj, bool):
         register(str(obj))
         return REDACTED
     if isinstance(obj, str):
@@ -275,10 +384,11 @@ def redact_tree(obj: Any, *, key: str = "") -> Any:
 
 def redact_config(config: dict[str, Any]) -> dict[str, Any]:
     """An experiment dump for the manifest: auth-like keys, secret flags, headers and URL passwords
-    hidden, ``${VAR}`` values written as ``${VAR}``, and every other known secret scrubbed."""
-    out = dict(config)
+    hidden, ``${VAR}`` values written as ``${VAR}`` (whole strings as the file wrote them, whatever
+    their length), and every other known secret scrubbed."""
+    out: dict[str, Any] = as_written(dict(config))
     servers = []
-    for srv in config.get("servers") or []:
+    for srv in out.get("servers") or []:
         srv = dict(srv)
         if isinstance(srv.get("env"), dict):
             srv["env"] = redact_env({str(k): str(v) for k, v in srv["env"].items()})

@@ -5,17 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from specsweep.terminal import plain
+from specsweep.terminal import cell
 from specsweep.workload.lengths import result_length_rule_text
 
-
-def _t(v: Any) -> Text:
-    """External text as it is (never read as markup), secrets scrubbed, control characters escaped."""
-    return Text(plain(v).replace("\n", "\\n"))
+_t = cell  # external text as it is (never read as markup), secrets scrubbed, control characters escaped
 
 
 def _f(v: Any, nd: int = 2) -> str:
@@ -46,10 +42,8 @@ def print_bench_summary(res: dict[str, Any], console: Console | None = None) -> 
     rows = [
         ("Backend", res.get("backend")),
         ("Scenario", res.get("scenario")),
-        (
-            "Request lengths",
-            escape(result_length_rule_text(res) or "-"),
-        ),  # the --random-*-len rule (issue 19 item 15)
+        # the --random-*-len rule (issue 19 item 15); a Text cell: its brackets are text, never markup
+        ("Request lengths", result_length_rule_text(res) or "-"),
         ("Max request concurrency", res.get("max_concurrency") or "not set"),
         ("Request rate", res.get("request_rate") or "inf"),
         ("Successful requests", res.get("completed")),

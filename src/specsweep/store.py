@@ -6,6 +6,7 @@
       summary.jsonl     one line per finished cell (bench keys + cell fields + status)
       records/<cell_id>.r<repeat>.parquet   per-request raw records (RequestRecord columns)
       logs/<label>-<hash>.log server logs (one file per label: a readable name + 8 hex of the label)
+      launches.jsonl    each server launch's identity, fsynced before it starts (servers.reap)
       report.md, report.html
 
 Nothing secret is written: the manifest, every summary line and the records' error and output texts
@@ -21,9 +22,11 @@ line that does not parse is skipped on read, so earlier lines are never lost.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import logging
 import os
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -31,7 +34,7 @@ from typing import Any
 
 import orjson
 
-from specsweep import SCHEMA_VERSION, redact
+from specsweep import SCHEMA_VERSION, inputs, redact
 from specsweep.errors import DataError
 from specsweep.paths import safe_name
 from specsweep.records import RequestRecord
@@ -40,6 +43,7 @@ log = logging.getLogger(__name__)
 
 MANIFEST = "manifest.json"
 SUMMARY = "summary.jsonl"
+LAUNCHES = "launches.jsonl"  # servers.reap.JOURNAL: each launch, before its process starts
 RECORDS = "records"
 LOGS = "logs"
 
@@ -124,7 +128,7 @@ class RunDir:
     @property
     def manifest(self) -> dict[str, Any]:
         try:
-            data = orjson.loads((self.path / MANIFEST).read_bytes())
+            data = orjson.loads(inputs.read_bytes(self.path / MANIFEST))
         except (OSError, orjson.JSONDecodeError) as e:
             raise DataError(f"cannot read manifest: {e}", file=str(self.path / MANIFEST)) from e
         if not isinstance(data, dict):
@@ -157,25 +161,18 @@ class RunDir:
         The line goes out in one ``write`` on an ``O_APPEND`` descriptor and is fsynced before this
         returns. A crash can at worst tear that last line; the next append (and ``repair_summary``)
         cuts such a fragment off first, so a torn line never swallows the line after it."""
-        p = self.path / SUMMARY
-        line = dumps(redact.scrub_obj(row)) + b"\n"
-        fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
-        try:
-            created = os.fstat(fd).st_size == 0
-            _repair_tail(fd, p)
-            _write_all(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if created:
-            _fsync_dir(self.path)
+        append_line(self.path / SUMMARY, dumps(redact.scrub_obj(row)) + b"\n")
+
+    def journal_launch(self, record: dict[str, Any]) -> None:
+        """One server launch into LAUNCHES, durably, before its process starts (servers.reap)."""
+        append_line(self.path / LAUNCHES, dumps(redact.scrub_obj(record)) + b"\n")
 
     def repair_summary(self) -> None:
         """Cut off a torn last line (a crash mid-append); every complete line stays."""
         p = self.path / SUMMARY
         if not p.exists():
             return
-        fd = os.open(p, os.O_WRONLY | os.O_APPEND)
+        fd = _open_append(p, create=False)
         try:
             if _repair_tail(fd, p):
                 os.fsync(fd)
@@ -223,7 +220,11 @@ def iter_jsonl(path: Path, *, strict: bool = True, offset: int = 0) -> Iterator[
     """JSON objects, one a line, from byte ``offset`` on (line numbers in errors count from there)."""
     if not path.exists():
         return
-    with path.open("rb") as f:
+    try:
+        f = inputs.open_regular(path)  # a FIFO planted as summary.jsonl must not hang the reader
+    except OSError as e:
+        raise DataError(f"cannot read: {e.strerror or e}", file=str(path)) from e
+    with f:
         f.seek(offset)
         for lineno, line in enumerate(f, 1):
             line = line.strip()
@@ -256,6 +257,38 @@ def find_run_dirs(paths: Iterable[str | Path]) -> list[RunDir]:
             raise DataError(f"no run directories (folders with {MANIFEST}) below it", file=str(p))
         out.extend(RunDir(f) for f in found)
     return out
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Append ``line`` durably: one ``write`` on an ``O_APPEND`` descriptor, fsynced (the folder too
+    when the file is new); a torn last line (a crash mid-append) is cut off first."""
+    fd = _open_append(path, create=True)
+    try:
+        created = os.fstat(fd).st_size == 0
+        _repair_tail(fd, path)
+        _write_all(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if created:
+        _fsync_dir(path.parent)
+
+
+def _open_append(p: Path, *, create: bool) -> int:
+    """An ``O_APPEND`` descriptor on a regular file; a DataError for anything else (a FIFO planted as
+    summary.jsonl would block the open until a reader came, so it is opened without blocking)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK | os.O_CLOEXEC | (os.O_CREAT if create else 0)
+    try:
+        fd = os.open(p, flags, 0o666)
+    except OSError as e:
+        if e.errno != errno.ENXIO:  # ENXIO: a FIFO that no process reads
+            raise
+        raise DataError("cannot write: a FIFO, not a regular file", file=str(p)) from e
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise DataError("cannot write: not a regular file", file=str(p))
+    os.set_blocking(fd, True)
+    return fd
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -349,7 +382,8 @@ def read_records_parquet(path: Path) -> list[RequestRecord]:
     import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(path)
+        with inputs.open_regular(path) as f:
+            table = pq.read_table(f)
     except (OSError, Exception) as e:  # pyarrow raises ArrowInvalid (an Exception) for bad files
         raise DataError(f"cannot read records: {e}", file=str(path)) from e
     return [RequestRecord.from_dict(d) for d in table.to_pylist()]

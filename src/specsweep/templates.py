@@ -95,7 +95,10 @@ def expand_env_vars(
             redact.register_env_ref(m.group(1), src[m.group(1)])  # a value from ${VAR} is never written
             return src[m.group(1)]
 
-        return ENV_REF.sub(repl, data)
+        expanded = ENV_REF.sub(repl, data)
+        if expanded != data:  # the whole string too: shown as written even when its value is short
+            redact.register_expansion(expanded, data)
+        return expanded
     if isinstance(data, list):
         return [expand_env_vars(x, file=file, environ=src, path=f"{path}[{i}]") for i, x in enumerate(data)]
     if isinstance(data, dict):

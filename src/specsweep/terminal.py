@@ -8,7 +8,10 @@ job (``progress``): this module only makes the text safe to print.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
+
+from rich.text import Text
 
 from specsweep import redact
 
@@ -17,6 +20,40 @@ def plain(v: Any) -> str:
     """``v`` as terminal-safe text: secrets scrubbed, control characters escaped (newlines kept)."""
     text = redact.scrub_text(str(v))
     return "".join(c if c.isprintable() or c == "\n" else repr(c)[1:-1] for c in text)
+
+
+def one_line(v: Any) -> str:
+    """``plain``, with a newline shown as ``\\n`` too: for a table cell or one line of a list."""
+    return plain(v).replace("\n", "\\n")
+
+
+_MD_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def md_inline(s: str) -> str:
+    """``s`` for one line of Markdown (a table cell, a list item): a line break is shown as ``\\n``
+    (it would end a table row or start a heading), other control characters as ``\\x07``-style
+    escapes (a BEL or ESC would act on the terminal the Markdown is printed to), and ``[`` ``]`` are
+    backslash-escaped (``[x](http://evil)`` would be a live link)."""
+    s = s.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\\n")
+    s = _MD_CONTROL.sub(lambda m: repr(m.group())[1:-1], s)
+    return s.replace("[", "\\[").replace("]", "\\]")
+
+
+def md_tree(x: Any) -> Any:
+    """Every string in ``x`` (dicts, lists, tuples; keys too) through ``md_inline``."""
+    if isinstance(x, str):
+        return md_inline(x)
+    if isinstance(x, dict):
+        return {md_tree(k): md_tree(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [md_tree(v) for v in x]
+    return x
+
+
+def cell(v: Any) -> Text:
+    """``v`` for one cell of a rich table: ``one_line``, never read as markup."""
+    return Text(one_line(v))
 
 
 class ScrubFilter(logging.Filter):

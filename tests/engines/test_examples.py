@@ -116,3 +116,14 @@ def test_llamacpp_example_runs(engines: Engines, tmp_path: Path) -> None:
     assert not failed, failed
     manifest = json.loads(next(results.rglob("manifest.json")).read_text())
     assert manifest["host"]["cpu_affinity"] == [0]  # the pinned client is reported
+    # every llama-server thread on core 1, as the example says (not the client's core 0, which
+    # `taskset -c 0` gave the launcher): read from /proc once each server was up
+    for label, srv in manifest["servers"].items():
+        (aff,) = [c for c in srv["preflight"] if c["check"] == "cpu_affinity"]
+        assert (
+            aff["status"] == "pass" and "may run on CPU(s) 1; the client runs on CPU(s) 0" in aff["message"]
+        ), (
+            label,
+            aff,
+        )
+        assert all(x["cpus"] == "1" for x in srv["launches"]), srv["launches"]

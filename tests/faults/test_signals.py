@@ -7,6 +7,7 @@ exactly the missing cells: every planned cell once, none redone.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -24,6 +25,7 @@ from .harness import (
     sim_server,
     staged_server,
     start,
+    tagged_pids,
 )
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
@@ -113,6 +115,44 @@ def test_second_ctrl_c_during_teardown_still_ends(tmp_path: Path) -> None:
     res = finish(proc, tag, results, 60, t0)
     check_invariants(res)
     assert res.rc == 130
+
+
+@pytest.mark.parametrize("presses", [2, 0], ids=["twice", "until_it_exits"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signals_50ms_apart_during_server_start_stop_everything(
+    sig: signal.Signals, presses: int, tmp_path: Path
+) -> None:
+    """Issue 27, defect 4: Ctrl-C (or SIGTERM) twice 50 ms apart, or every 50 ms until specsweep
+    exits, while the server is still starting (it is not ready for 30 s). The second must not cut
+    the teardown short: the leader and its grandchild, both ignoring SIGTERM, are gone when
+    specsweep exits, and it exits 130, not by a signal. Before, two presses exited in 0.77 s and
+    left both running until the next --resume; more presses killed specsweep itself (-2, -15)."""
+    srv = staged_server("--trap-sigterm", "--child", "--faults", "slow_start_s=30")
+    exp = experiment(srv, concurrency=(1,), timeouts={"stop_s": 1, "ready_s": 60})
+    t0 = time.monotonic()
+    proc, tag, results = start(exp, tmp_path)
+    _wait_tagged(tag, "time.sleep(600)")  # the grandchild: the launch is well under way, not ready
+    sent = 0
+    while proc.poll() is None and (sent < presses or not presses) and time.monotonic() - t0 < 60:
+        send(proc.pid, sig)
+        sent += 1
+        time.sleep(0.05)
+    res = finish(proc, tag, results, 60, t0)
+    assert res.rc == 130, (sent, res.rc, res.stderr[-2000:])
+    assert_no_process_left(tag, grace_s=0.0)  # at exit, not eventually
+    assert res.run_dir.manifest["status"] == "interrupted"
+    assert "Traceback" not in res.stderr, res.stderr[-2000:]
+
+
+def _wait_tagged(tag: str, needle: str, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for pid in tagged_pids(tag):
+            with contextlib.suppress(OSError):
+                if needle.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    return
+        time.sleep(0.05)
+    raise AssertionError(f"no process with {needle!r} within {timeout_s} s")
 
 
 def test_ctrl_c_during_teardown_between_configs_is_not_lost(tmp_path: Path) -> None:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +23,10 @@ def make_plan(servers: list[dict[str, Any]], concurrency: list[int] | None = Non
 
 
 def host(**kw: Any) -> Host:
-    """A quiet 16-core host without GPUs, every executable found, unless told otherwise."""
+    """A quiet 16-core host without GPUs, every executable on PATH found (a path: if it is there),
+    unless told otherwise."""
     base: dict[str, Any] = {"cpus": 16, "load_1m": 0.2, "governors": ["performance"],
-                            "which": lambda exe: f"/usr/bin/{exe}", "run": lambda argv: "1.0.0", "env": {"HOME": "/nonexistent"}}  # fmt: skip
+                            "which": lambda exe: shutil.which(exe) if os.sep in exe else f"/usr/bin/{exe}", "run": lambda argv: "1.0.0", "env": {"HOME": "/nonexistent"}}  # fmt: skip
     base.update(kw)
     return Host(**base)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -89,8 +90,15 @@ def test_first_requests_probe_flags_a_stall() -> None:
     assert first_requests_probe(smooth, "cfg", "cell").status == "pass"
 
 
+# the simulator started as any engine would be: no warmup is a finding for it (a simulated engine,
+# kind sim, has nothing to warm and passes)
+SIM_AS_COMMAND = {"name": "cmd", "kind": "command", "method": "dspark", "backend": "vllm",
+                  "argv": [sys.executable, "-m", "specsweep", "sim", "serve", "--profile", "toy", "--host",
+                           "127.0.0.1", "--port", "{port}", "--time-scale", "50"]}  # fmt: skip
+
+
 def test_run_records_preflight_in_manifest(tmp_path: Path) -> None:
-    exp = write(tmp_path, [SIM], client={"warmup_requests": 0}, report={"formats": ["md"]})
+    exp = write(tmp_path, [SIM_AS_COMMAND], client={"warmup_requests": 0}, report={"formats": ["md"]})
     assert main(["run", str(exp), "--results-dir", str(tmp_path / "res")]) == 0
     (man,) = list((tmp_path / "res").glob("*/manifest.json"))
     checks = json.loads(man.read_text())["preflight"]
@@ -98,3 +106,30 @@ def test_run_records_preflight_in_manifest(tmp_path: Path) -> None:
     assert warm["status"] == "warn" and "warmup_requests" in warm["fix"]
     report = next(man.parent.glob("report*.md")).read_text()
     assert "pre-flight warn: warmup" in report
+
+
+def test_unknown_sim_profile_fails_preflight_and_run_before_any_launch(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 24 item 5: pre-flight fails it, and `run` stops before a run dir exists."""
+    exp = write(tmp_path, [{**SIM, "profile": "no-such-profile"}])
+    assert main(["preflight", str(exp), "--format", "json"]) == 1
+    (c,) = [c for c in json.loads(capsys.readouterr().out)["checks"] if c["check"] == "sim_profile"]
+    assert c["status"] == "fail" and "no-such-profile" in c["message"] and "toy" in c["message"]
+    res = tmp_path / "res"
+    assert main(["run", str(exp), "--results-dir", str(res)]) == 2
+    err = capsys.readouterr().err
+    assert "config sim: unknown simulator profile" in err and "no-such-profile" in err
+    assert not res.exists() or not any(res.iterdir())
+
+
+def test_executor_ray_without_ray_leaves_no_run_dir(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 28 defect 11: the missing extra is named before the run dir is made."""
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    res = tmp_path / "res"
+    assert main(["run", str(write(tmp_path, [SIM])), "--executor", "ray", "--results-dir", str(res)]) == 2
+    err = capsys.readouterr().err
+    assert "ray" in err and "pip install" in err
+    assert not res.exists() or not any(res.iterdir())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import io
+import itertools
 import json
 import re
 from pathlib import Path
@@ -121,7 +122,53 @@ def test_bench_summary_states_the_length_rule() -> None:
     out = con.export_text()
     assert "Request lengths" in out
     assert "uniform: input [1, 64], output [1, 64] tokens (mean output 32.5)" in out
-    assert "[max(floor(L*r), 1), L]" in out  # escaped, not eaten as rich markup
+    assert "[max(floor(L*r), 1), L]" in out  # not eaten as rich markup
+    assert "\\[" not in out  # nor escaped twice: the cell is text (issue 28 defect 11)
     con = Console(record=True, width=250, file=io.StringIO())
     print_bench_summary({**res, "random_range_ratio": 1.0}, con)
     assert "fixed: input 64, output 64 tokens" in con.export_text()
+
+
+ENGLISH_HEADERS = {"Scenario", "Concurrency", "Winner", "Method", "Config"}
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _md_headers(md: str) -> list[list[str]]:
+    lines = md.splitlines()
+    return [
+        [c.strip() for c in line.strip().strip("|").split("|")]
+        for line, nxt in itertools.pairwise(lines)
+        if line.startswith("|") and re.match(r"^\|[-:| ]+\|$", nxt.strip())
+    ]
+
+
+def _html_headers(page: str) -> list[list[str]]:
+    return [
+        [
+            html.unescape(re.sub(r"<[^>]+>", "", th)).strip()
+            for th in re.findall(r"<th\b[^>]*>(.*?)</th>", t, re.S)
+        ]
+        for t in re.findall(r"<table\b.*?</table>", page, re.S)
+    ]
+
+
+def _mixed(headers: list[list[str]]) -> list[list[str]]:
+    """Tables whose translated headers sit beside a bare English column name ("Scenario | 并发"), but
+    for the reference reports' own data tables ("Scenario | Concurrency | ... | 提升", as they have them)."""
+    return [
+        h
+        for h in headers
+        if h[:2] != ["Scenario", "Concurrency"] and any(CJK.search(x) for x in h) and ENGLISH_HEADERS & set(h)
+    ]
+
+
+def test_zh_tables_do_not_mix_languages(results: dict[str, Path], tmp_path: Path) -> None:
+    """Issue 28 defect 11: a zh table is either one of the reference reports' data tables (with their
+    headers) or translated throughout - never "Scenario | 并发"."""
+    res = results["spec_ngram_simple_size_m"]
+    md = _md_headers(_render(res, tmp_path, "md", "zh"))
+    assert ["场景", "并发", "推荐配置"] in md
+    assert not _mixed(md)
+    assert not _mixed(_html_headers(_render(res, tmp_path, "html", "zh")))
+    for golden in Path(__file__).with_name("golden").glob("*.zh.md"):  # the reference data's reports
+        assert not _mixed(_md_headers(golden.read_text(encoding="utf-8"))), golden.name

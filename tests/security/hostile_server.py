@@ -21,15 +21,11 @@ import base64
 import contextlib
 import json
 import os
-import signal
 import sys
 from typing import Any
 
 from aiohttp import web
-
-from specsweep.sim.profile import load_profile
-from specsweep.sim.server import SimServer
-from specsweep.sim.settings import SimConfig
+from sim_front import arguments, serve  # a script: its folder is on sys.path
 
 
 async def main(a: argparse.Namespace) -> None:
@@ -39,9 +35,6 @@ async def main(a: argparse.Namespace) -> None:
     if a.received:
         with open(a.received, "w") as f:
             json.dump({"argv": sys.argv, "env": dict(os.environ)}, f)
-    server = SimServer(
-        SimConfig(profile=load_profile("toy"), host=a.host, port=a.port, seed=1, time_scale=20.0)
-    )
     streams = [0]
 
     @web.middleware
@@ -66,21 +59,11 @@ async def main(a: argparse.Namespace) -> None:
                 return web.Response(status=401, text=text)
         return await handler(request)
 
-    server.app.middlewares.insert(0, hostile)
-    runner = web.AppRunner(server.app, handle_signals=False, access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, a.host, a.port).start()
-    stop = asyncio.Event()
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-    print(f"hostile listening on http://{a.host}:{a.port}", flush=True)
-    await stop.wait()
-    await runner.cleanup()
+    await serve(a.host, a.port, hostile, "hostile")
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--port", type=int, required=True)
-    ap.add_argument("--host", default="127.0.0.1")
+    ap = arguments()
     ap.add_argument("--require-basic")
     ap.add_argument("--received")
     args, _unknown = ap.parse_known_args()  # --api-key, --bearer, --pass, --header ...: accepted

@@ -33,7 +33,7 @@ def _bench(url: str, n: int = 2) -> dict[str, Any]:
     return out.result  # type: ignore[attr-defined,no-any-return]
 
 
-@pytest.mark.parametrize("claim", [-5, 200_000, 9 * 10**18, True, [3]], ids=str)
+@pytest.mark.parametrize("claim", [-5, 9 * 10**18, True, [3]], ids=str)
 def test_impossible_counts_fail_the_request_as_data(claim: Any) -> None:
     url, stop = serve(completion_tokens=claim)
     try:

@@ -9,6 +9,7 @@ the middle of ``Popen``.
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -72,32 +73,85 @@ def test_kill_9_leftovers_are_reaped_on_resume(tmp_path: Path) -> None:
         kill_tagged(tag)
 
 
+def test_kill_9_before_the_first_server_is_ready_leaves_no_children(tmp_path: Path) -> None:
+    """Issue 27, defect 3: `specsweep run` killed with SIGKILL 1 s into its first server's launch (a
+    launcher `sh -c 'child & exec server'`, not ready for 30 s): the manifest's `servers` is still
+    empty, so before, nothing on disk named the launch and `--resume` left the child running. Now
+    the launch is journaled (fsynced) before the process starts, and `--resume` stops the child."""
+    staged = str(Path(__file__).parents[1] / "faults" / "staged_sim.py")
+    server = f"exec {shlex.quote(sys.executable)} {shlex.quote(staged)} --port {{port}} --host {{host}}"
+    flag = shlex.quote(str(tmp_path / "launched-once"))
+    # the first launch is not ready for 30 s (it is killed long before); the resumed one is at once
+    script = f"sleep 600 & if [ -e {flag} ]; then {server}; else touch {flag}; {server} --faults slow_start_s=30; fi"
+    srv = {"name": "launcher", "kind": "command", "argv": ["sh", "-c", script]}
+    exp = experiment(srv, concurrency=(1,), num_prompts=2, timeouts={"stop_s": 1}, report={"enabled": False})
+    proc, tag, results = start(exp, tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while not _sleeping_child(tag) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _sleeping_child(tag), "the launcher's child never started"
+        time.sleep(1.0)
+        os.killpg(proc.pid, signal.SIGKILL)  # specsweep's own group: the server has its own session
+        proc.wait(10)
+        rd = RunDir(next(results.iterdir()))
+        assert rd.manifest["servers"] == {}, "the kill was meant to land before the server was ready"
+        journal = [json_loads(x) for x in (rd.path / reap.JOURNAL).read_bytes().splitlines()]
+        assert journal and journal[0]["label"] == "launcher" and journal[0]["launch_id"]
+        time.sleep(0.5)  # the leader got the kernel's SIGTERM (parent death) and exits; the child not
+        child = _sleeping_child(tag)
+        assert child, "the launcher's child should outlive a SIGKILLed specsweep"
+        res = resume(HarnessResult(0, "", 0.0, rd, tag), timeout_s=120)
+        assert "a killed run left behind" in res.stderr, res.stderr[-2000:]
+        assert_no_process_left(tag)
+        assert res.rc == 0, res.stderr[-2000:]
+    finally:
+        kill_tagged(tag)
+
+
+def _sleeping_child(tag: str) -> list[int]:
+    out = []
+    for pid in tagged_pids(tag):
+        try:
+            if Path(f"/proc/{pid}/cmdline").read_bytes() == b"sleep\x00600\x00":
+                out.append(pid)
+        except OSError:
+            pass
+    return out
+
+
+def json_loads(b: bytes) -> dict[str, object]:
+    import orjson
+
+    d = orjson.loads(b)
+    assert isinstance(d, dict)
+    return d
+
+
 def test_reap_never_signals_a_process_that_is_not_ours(tmp_path: Path) -> None:
-    """A recorded pid that now belongs to another process (other start time, no launch mark)."""
+    """A recorded pid, group and start time are not proof (all three are world-readable in /proc):
+    a process without the launch mark in its own environment is never signalled, even as recorded."""
     stranger = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
     try:
-        fake = {"launch_id": "0" * 32, "pid": stranger.pid, "pgid": stranger.pid, "start_ticks": 1,
-                "host": reap.socket.gethostname(), "boot_id": reap.boot_id()}  # fmt: skip
+        fake = {**reap.identity(stranger.pid, "0" * 32), "pid": stranger.pid}  # exactly as it is
         assert reap.reap([fake], grace_s=0.5) == []
         assert stranger.poll() is None
-        ours = {**fake, "start_ticks": reap.identity(stranger.pid, "x")["start_ticks"]}
-        assert reap.reap([ours], grace_s=2) == [stranger.pid]  # the same process as recorded: stopped
-        assert stranger.wait(5) == -signal.SIGTERM
     finally:
         stranger.kill()
         stranger.wait()
 
 
-def test_a_leader_in_a_shared_group_is_stopped_alone(tmp_path: Path) -> None:
-    """A recorded leader that does not lead its process group (here it shares the test runner's, as
-    a CI job's processes do): the leader is stopped, its group mates, the runner among them, are
-    not. Before, the whole group got SIGTERM and CI died with exit 143."""
+def test_a_marked_leader_in_a_shared_group_is_stopped_alone(tmp_path: Path) -> None:
+    """A marked process that does not lead its process group (it shares the test runner's, as a CI
+    job's processes do): it is stopped, its group mates, the runner among them, are not. (Before
+    ec96713 the whole group got SIGTERM and CI died with exit 143.)"""
     sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
+    lid = "1" * 32
     shell = subprocess.Popen(sleep, process_group=0)  # leads the group that stands for the CI runner's
     mate = subprocess.Popen(sleep, process_group=shell.pid)
-    leader = subprocess.Popen(sleep, process_group=shell.pid)
+    leader = subprocess.Popen(sleep, process_group=shell.pid, env={**os.environ, reap.MARK: lid})
     try:
-        rec = {**reap.identity(leader.pid, "1" * 32), "pid": leader.pid}
+        rec = {**reap.identity(leader.pid, lid), "pid": leader.pid}
         assert rec["pgid"] == shell.pid != leader.pid
         assert reap.reap([rec], grace_s=2) == [leader.pid]
         assert leader.wait(5) == -signal.SIGTERM

@@ -5,7 +5,8 @@ Places: specsweep's environment (OPENAI_API_KEY: the client's bearer token), ser
 AUTHORIZATION, PGPASSWORD, GITHUB_PAT, DATABASE_URL with a password, SESSION_COOKIE, and a
 ``${VAR}`` entry), args (``--header "Authorization: Bearer ..."``, ``--bearer``, ``--pass``,
 ``--api-key ${VAR}``, a ``${VAR}`` in a plain position), a template parameter
-(``params: {api_key: ${VAR}}`` used as ``{api_key}`` in argv), ``client.extra_request_body.api_key``,
+(``params: {api_key: ${VAR}}`` used as ``{api_key}`` in argv), ``client.extra_request_body.api_key``
+and a value nested under ``extra_request_body.auth`` (issue 27),
 a ``url:`` with a password, and the server echoing the bearer token and request body in a 401 error
 and printing its argv and environment to its log.
 """
@@ -53,6 +54,7 @@ HEADER = "SENTINEL-header-bearer-l2"
 BEARER = "SENTINEL-bearer-flag-m3"
 PASSWORD = "SENTINEL-pass-flag-n4"
 URL_PW = "SENTINEL-url-pw-o5"
+NESTED = "SENTINEL-nested-body-p6"  # issue 27: extra_request_body: {auth: {value: X}}
 SENTINELS = {
     **{f"runner_env_{k}": v for k, v in RUNNER_ENV.items()},
     **{f"server_env_{k}": v.split("@")[0].rsplit(":", 1)[-1].split()[-1] for k, v in SERVER_ENV.items()
@@ -61,6 +63,7 @@ SENTINELS = {
     "bearer_arg": BEARER,
     "pass_arg": PASSWORD,
     "url_password": URL_PW,
+    "nested_body": NESTED,
 }  # fmt: skip
 
 
@@ -80,7 +83,7 @@ def experiment(url_port: int, received: Path) -> dict[str, Any]:
         ],
         "workloads": [{"scenarios": ["tiny"], "concurrency": [1], "num_prompts": 4}],
         "client": {"warmup_requests": 1, "warmup_sleep_s": 0, "request_timeout_s": 20,
-                   "extra_request_body": {"api_key": "${SEC_BODY_REF}"}},
+                   "extra_request_body": {"api_key": "${SEC_BODY_REF}", "auth": {"value": NESTED}}},
         "timeouts": {"ready_s": 30, "stop_s": 3, "cell_s": 60},
     }
     # fmt: on

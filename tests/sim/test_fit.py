@@ -226,3 +226,28 @@ def test_scan_recovers_graph_counts_prefill() -> None:
     assert res.profile.cliff_ms == pytest.approx(6.0, rel=0.05)
     costs = {s["graph_counts_prefill"]: s["cost"] for s in res.profile.fit["scan"]}
     assert costs[True] < costs[False]
+
+
+def test_cli_refuses_rows_of_several_methods(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 28 defect 6: the quickstart's kind of run (DSpark st=3 / st=5 and EAGLE rows) made one
+    'dspark' profile of all of them under --k 5; mixed methods are refused as mixed k are, and each
+    method fits on its own rows."""
+    rd = RunDir.create(tmp_path / "results", "quickstart", {}, stamp="x")
+    for r in _rows(_truth(2), CELLS[:2], n=8) + _rows(_truth(3), CELLS[:2], n=8):
+        rd.append_summary(r)  # DSpark, k = 2 and 3
+    eagle = _rows(_truth(2), CELLS[:2], n=8)
+    for r in eagle:
+        r.update(
+            method="eagle", label="EAGLE", params={"num_steps": 2, "eagle_topk": 1, "num_draft_tokens": 3}
+        )
+        rd.append_summary(r)
+    out = tmp_path / "p.yaml"
+    argv = ["sim", "fit", str(tmp_path / "results"), "-o", str(out), "--acceptance", "0.7,0.45,0.25"]
+    assert main([*argv, "--k", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "mix methods: dspark (4 rows), eagle (2 rows)" in err and "--method dspark" in err
+    assert not out.exists()
+    assert main([*argv, "--method", "eagle"]) == 0
+    assert "train (2 rows)" in capsys.readouterr().out
+    prof = load_profile(str(out))
+    assert prof.spec_method == "eagle" and prof.k == 2

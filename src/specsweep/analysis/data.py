@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specsweep import cellnames
+from specsweep import cellnames, inputs
 from specsweep.errors import DataError
 from specsweep.records import RequestRecord
 from specsweep.store import SUMMARY, RunDir, find_run_dirs
@@ -195,7 +195,12 @@ def _rows(rd: RunDir, skipped: list[str]) -> Iterable[tuple[str, dict[str, Any]]
     path = rd.path / SUMMARY
     if not path.exists():
         return
-    with path.open("rb") as f:
+    try:
+        f = inputs.open_regular(path)  # a FIFO or a device must not hang the report
+    except OSError as e:
+        skipped.append(f"{path}: cannot read ({e.strerror or e}); file skipped")
+        return
+    with f:
         for lineno, raw in enumerate(f, 1):
             line = raw.strip()
             if not line:

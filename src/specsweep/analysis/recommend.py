@@ -10,6 +10,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from specsweep.acceptance import spec_tokens
 from specsweep.analysis.core import (
     METRICS,
     PRIMARY,
@@ -44,18 +45,6 @@ def band_of(c: int, bands: list[tuple[str, int, int | None]] = DEFAULT_BANDS) ->
 def scenario_class(name: str, extra: dict[str, Scenario] | None = None) -> str:
     sc = (extra or {}).get(name) or BUILTIN.get(name)
     return workload_class(sc) if sc is not None else "other"
-
-
-def spec_tokens(method: str, params: dict[str, Any]) -> int | None:
-    """k, the draft tokens verified per step, from a config's parameters."""
-    for key in ("num_speculative_tokens", "spec_tokens", "k", "speculative_num_steps", "num_steps"):
-        v = params.get(key)
-        if isinstance(v, int) and not isinstance(v, bool):
-            return v
-    v = params.get("draft_tokens") or params.get("num_draft_tokens")
-    if isinstance(v, int) and not isinstance(v, bool):
-        return v - 1
-    return None
 
 
 _SGLANG_ALGO = {"eagle": "EAGLE", "eagle3": "EAGLE3", "mtp": "NEXTN", "nextn": "NEXTN", "ngram": "NGRAM",

@@ -18,12 +18,21 @@ from typing import Any
 
 import orjson
 
+from specsweep import redact
 from specsweep.errors import UsageError, one_of
 
 DONE = b"[DONE]"
 # No response carries more tokens than this (no model has a 10M-token context): a larger count is a
 # broken or hostile server, whatever max_tokens was.
 MAX_TOKENS_PER_RESPONSE = 10_000_000
+# The error kind of a response with more output than its request allowed, by the server's count or by
+# the client's own count of its text (records.ERROR_KINDS).
+OVER_CAP = "over_max_tokens"
+
+
+def _shown(payload: bytes, limit: int) -> str:
+    """A payload in an error message: as ``repr`` shows it, scrubbed before it is cut (``redact.clip``)."""
+    return redact.clip(repr(payload[: 16 * limit]), limit)
 
 
 class ChunkError(Exception):
@@ -31,7 +40,7 @@ class ChunkError(Exception):
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
-        self.kind = kind  # "malformed" | "server_error" | "bad_count"
+        self.kind = kind  # "malformed" | "server_error" | "bad_count" | "over_max_tokens"
 
 
 @dataclass(slots=True)
@@ -63,21 +72,91 @@ def requested_max_tokens(output_len: int, extra: dict[str, Any]) -> int | None:
     return output_len
 
 
-def _count(v: Any, what: str, st: StreamState, *, output: bool = True) -> int | None:
+def server_count_limit(max_tokens: int) -> int:
+    """The most output tokens a server may report for ``max_tokens`` requested: 5% (at least 4) of
+    slack for engines that count a last speculative step's extra tokens."""
+    return max_tokens + max(4, max_tokens // 20)
+
+
+def client_count_limit(max_tokens: int) -> int:
+    """The most tokens the client's own count of a response's text may find for ``max_tokens``
+    requested: twice as many, plus 16. The client's tokenizer is not the server's (the built-in one
+    counts each word and each punctuation mark, where one model token may hold several marks), so
+    its count is allowed that far off; text beyond it cannot have come from ``max_tokens`` tokens."""
+    return 2 * max_tokens + 16
+
+
+def _count(v: Any, what: str, st: StreamState, *, output: bool = True, cap: bool = False) -> int | None:
     """A token count the server reported: None when absent (or not a number: the tokenizer counts
     instead); a ChunkError 'bad_count' when impossible: ``true``, negative, beyond
-    MAX_TOKENS_PER_RESPONSE, or (output counts) beyond the request's max_tokens plus a small slack."""
+    MAX_TOKENS_PER_RESPONSE, or (output counts) beyond the request's ``server_count_limit``. The
+    response's own output count (``cap``) beyond that limit is 'over_max_tokens' instead: the
+    response is more than its request allowed."""
     if v is None or isinstance(v, (float, str)):
         return None
     if isinstance(v, bool) or not isinstance(v, int):
         raise ChunkError("bad_count", f"{what} is not a token count: {str(v)[:60]!r}")
     limit = MAX_TOKENS_PER_RESPONSE
-    if output and st.max_tokens is not None:
-        limit = min(limit, st.max_tokens + max(4, st.max_tokens // 20))
+    if (output or cap) and st.max_tokens is not None:
+        limit = min(limit, server_count_limit(st.max_tokens))
+    if cap and st.max_tokens is not None and limit < v <= MAX_TOKENS_PER_RESPONSE:
+        raise ChunkError(
+            OVER_CAP, f"the server counts {what} {v} for {st.max_tokens} requested (accepted: up to {limit})"
+        )
     if not 0 <= v <= limit:
         asked = f" for {st.max_tokens} requested" if output and st.max_tokens is not None else ""
         raise ChunkError("bad_count", f"impossible {what} {v}{asked} (accepted: 0 to {limit})")
     return v
+
+
+# A text longer than this many characters per token its count may still take is not counted whole
+# when a prefix of it already takes more (a flood costs the client only the prefix).
+_CHARS_PER_TOKEN = 16
+
+
+def _count_upto(text: str, count: Callable[[str], int], budget: int) -> int:
+    """``count(text)``, or, for a long text whose prefix already counts more than ``budget``, that
+    prefix's count less 4 (a cut can split a word or a merged token in two: a prefix counts at most
+    a token or two more than it holds of the whole)."""
+    cut = _CHARS_PER_TOKEN * (budget + 1)
+    if len(text) > cut:
+        n = count(text[:cut]) - 4
+        if n > budget:
+            return n
+    return count(text)
+
+
+def _client_counted(st: StreamState, text: str, count: Callable[[str], int], least: int = 0) -> int:
+    """Count ``text`` with the client's tokenizer (no count from the server; at least ``least``) and
+    add it to ``st``; a ChunkError 'over_max_tokens' once the total passes ``client_count_limit``:
+    the stream is not read further."""
+    if st.max_tokens is None:
+        n = max(least, count(text)) if text else least
+    else:
+        budget = max(0, client_count_limit(st.max_tokens) - st.tokens)
+        n = max(least, _count_upto(text, count, budget)) if text else least
+    st.tokens += n
+    if st.max_tokens is not None and st.tokens > client_count_limit(st.max_tokens):
+        raise ChunkError(OVER_CAP, _over_cap_text(st.tokens, st.max_tokens, "at least"))
+    return n
+
+
+def _over_cap_text(n: int, max_tokens: int, least: str = "") -> str:
+    return (
+        f"the response's text is {least + ' ' if least else ''}{n:,} tokens by the client's count for "
+        f"{max_tokens} requested (accepted: up to {client_count_limit(max_tokens):,}, twice the request "
+        "plus 16, for the client's tokenizer differing from the server's)"
+    )
+
+
+def text_over_cap(st: StreamState, count: Callable[[str], int]) -> str | None:
+    """Why a response whose counts came from the server is more than its request allowed by the
+    client's own count of its whole text, or None (the server's counts are checked as they come)."""
+    if st.max_tokens is None or not st.text_parts:
+        return None
+    limit = client_count_limit(st.max_tokens)
+    n = _count_upto("".join(st.text_parts), count, limit)
+    return _over_cap_text(n, st.max_tokens, "at least") if n > limit else None
 
 
 @dataclass(frozen=True)
@@ -146,13 +225,13 @@ class Dialect:
         try:
             obj = orjson.loads(payload)
         except orjson.JSONDecodeError as e:
-            raise ChunkError("malformed", f"chunk is not JSON: {payload[:120]!r}") from e
+            raise ChunkError("malformed", f"chunk is not JSON: {_shown(payload, 120)}") from e
         if not isinstance(obj, dict):
-            raise ChunkError("malformed", f"chunk is not a JSON object: {payload[:120]!r}")
+            raise ChunkError("malformed", f"chunk is not a JSON object: {_shown(payload, 120)}")
         if "error" in obj and not obj.get("choices") and "text" not in obj:
             err = obj["error"]
             msg = err.get("message", err) if isinstance(err, dict) else err
-            raise ChunkError("server_error", f"server error in stream: {str(msg)[:300]}")
+            raise ChunkError("server_error", f"server error in stream: {redact.clip(str(msg), 300)}")
         if self.native:
             return _parse_sglang(obj, st, count)
         return _parse_openai(obj, st, count, chat=self.chat)
@@ -167,14 +246,13 @@ def _parse_sglang(obj: dict[str, Any], st: StreamState, count: Callable[[str], i
     new_text = text[prev_len:] if len(text) >= prev_len else ""
     if new_text:
         st.text_parts.append(new_text)
-    ct = _count(meta.get("completion_tokens"), "meta_info.completion_tokens", st)
+    ct = _count(meta.get("completion_tokens"), "meta_info.completion_tokens", st, cap=True)
     if ct is not None:
         new_tokens = max(0, ct - st.tokens)
         st.tokens = max(st.tokens, ct)
         st.server_tokens = True
     else:
-        new_tokens = count(new_text) if new_text else 0
-        st.tokens += new_tokens
+        new_tokens = _client_counted(st, new_text, count)
     pt = _count(meta.get("prompt_tokens"), "meta_info.prompt_tokens", st, output=False)
     if pt is not None:
         st.prompt_tokens = pt
@@ -214,7 +292,7 @@ def _parse_openai(
     elif choices is None and usage is None:
         raise ChunkError("malformed", "OpenAI chunk has neither 'choices' nor 'usage'")
     ct = (
-        _count(usage.get("completion_tokens"), "usage.completion_tokens", st)
+        _count(usage.get("completion_tokens"), "usage.completion_tokens", st, cap=True)
         if isinstance(usage, dict)
         else None
     )
@@ -242,8 +320,7 @@ def _parse_openai(
     elif ct is not None:  # final usage-only chunk
         st.final_usage_tokens = ct
     elif new_text:  # no count from the server: our tokenizer, at least one token per text chunk
-        new_tokens = max(1, count(new_text))
-        st.tokens += new_tokens
+        new_tokens = _client_counted(st, new_text, count, least=1)
     return new_text, new_tokens
 
 

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
-from specsweep import kstamp
+from specsweep import kstamp, redact
 from specsweep.bench_types import BenchConfig, BenchOutcome
 from specsweep.client.result import ServerSide, WorkerRun, build_outcome
 from specsweep.errors import BenchError
@@ -135,10 +135,15 @@ class WorkerCore:
             return None
         raise ValueError(f"unknown worker message {op!r}; expected one of: clock, setup, run, close")
 
-    async def _setup(self, cfg: BenchConfig, model: str | None, share: Share) -> dict[str, Any]:
+    async def _setup(
+        self, cfg: BenchConfig, model: str | None, share: Share, secrets: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         from specsweep.client.runner import Runner, drive, make_session, prewarm, request_plan
         from specsweep.workload.prompts import warmup_specs
         from specsweep.workload.tokenizer import load_tokenizer
+
+        # the driver's known secrets: what this worker cuts short (error bodies) is scrubbed first
+        redact.adopt(secrets or {})
 
         tok = load_tokenizer(cfg.tokenizer, warn=False)
         specs, offsets = request_plan(cfg, tok)
@@ -387,7 +392,7 @@ async def run_multiworker_async(
                 handles.append(RayWorker(s.worker) if use_ray else ProcessWorker(s.worker))
             await asyncio.gather(
                 *(
-                    asyncio.to_thread(h.call, ("setup", cfg, model, s))
+                    asyncio.to_thread(h.call, ("setup", cfg, model, s, redact.known()))
                     for h, s in zip(handles, shares, strict=True)
                 )
             )

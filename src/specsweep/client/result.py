@@ -125,8 +125,16 @@ def build_outcome(
     result = result_line(cfg, model, tokenizer, server.version, metrics)
     result.update(server_info.spec_delta(server.spec_before, server.spec_after))
     result.update(acceptance.fill(result))  # one definition for every engine (specsweep.acceptance)
-    result["server_accept_length"] = server.accept_length
+    result["server_accept_length"] = server.accept_length or None  # 0: SGLang has no figure yet
+    impossible = acceptance.problems(result, cfg.spec_tokens)
+    if impossible:  # a lying or restarted server: no acceptance figure of this run is shown
+        acceptance.invalidate(result, impossible)
     result["per_category"] = per_category(records, result.get("accept_length"))
+    for cat in result["per_category"].values():  # the same bounds per category (its own requests)
+        al = cat.get("accept_length")
+        if al is not None and (impossible or not 1.0 <= al <= acceptance.max_accept_length(
+            cfg.spec_tokens, cat.get("accept_length_source"))):  # fmt: skip
+            cat["accept_length"] = cat["accept_length_source"] = None
     kernel = bool(runs) and all(run.kernel for run in runs)
     v = judge([run.load for run in runs], kernel, records, bounds)
     check = v.check
@@ -148,6 +156,8 @@ def build_outcome(
     result["allow_redirects"] = cfg.allow_redirects
     result["redirects_followed"] = sum(run.redirects for run in runs)
     warns = list(v.warnings)
+    if impossible:
+        warns.append(f"acceptance figures dropped: {result['acceptance_invalid_reason']}")
     if cfg.scenario.dataset == "random-ids" and (
         result.get("spec_num_drafts") or result.get("accept_length")
     ):

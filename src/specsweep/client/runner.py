@@ -26,9 +26,18 @@ from collections.abc import Callable, Sequence
 import aiohttp
 import orjson
 
+from specsweep import redact
 from specsweep.bench_types import BenchConfig, BenchOutcome
 from specsweep.client import server_info
-from specsweep.client.dialects import ChunkError, Dialect, StreamState, get_dialect, requested_max_tokens
+from specsweep.client.dialects import (
+    OVER_CAP,
+    ChunkError,
+    Dialect,
+    StreamState,
+    get_dialect,
+    requested_max_tokens,
+    text_over_cap,
+)
 from specsweep.client.result import ServerSide, WorkerRun, build_outcome
 from specsweep.client.selfcheck import StampBounds, measuring
 from specsweep.client.sse import SSEDecoder
@@ -54,6 +63,7 @@ __all__ = ["Runner", "auth_headers", "drive", "make_session", "measure_run", "pr
 _now = time.monotonic_ns
 _JSON_HEADERS = {"Content-Type": "application/json", "Accept": "text/event-stream"}
 _EVENT_ENDS = (b"\n\n", b"\r\n\r\n", b"\r\r")
+ERROR_BODY_READ = 16384  # bytes of an error response read; 500 characters of it are kept
 
 
 class Runner:
@@ -170,8 +180,13 @@ class Runner:
                 )
                 return
             if resp.status != 200:
-                detail = (await resp.content.read(500)).decode("utf-8", "replace")
-                rec.error_kind, rec.error = "http_status", f"HTTP {resp.status}: {detail.strip()}"
+                # read past the 500 characters kept: a secret the server echoes is scrubbed whole
+                # before the cut (redact.clip), never cut first and left half-shown
+                detail = (await resp.content.read(ERROR_BODY_READ)).decode("utf-8", "replace")
+                rec.error_kind, rec.error = (
+                    "http_status",
+                    f"HTTP {resp.status}: {redact.clip(detail.strip(), 500)}",
+                )
                 return
             dec = SSEDecoder()
             chunk_ns, chunk_tokens = rec.chunk_ns, rec.chunk_tokens
@@ -273,6 +288,10 @@ class Runner:
                 rec.error = "stream ended without [DONE] or a finish reason (truncated)"
             elif not rec.chunk_ns:
                 rec.error_kind, rec.error = "empty", "the response carried no output token"
+            elif st.server_tokens and (why := text_over_cap(st, self.tok.count)):
+                # the server's counts fit the request, its text does not (the client counted the
+                # text chunk by chunk, and stopped reading, where the server gave no count)
+                rec.error_kind, rec.error = OVER_CAP, why
 
 
 async def drive(

@@ -101,6 +101,7 @@ def build_config(args: argparse.Namespace) -> object:
     import orjson
 
     from specsweep.bench import BenchConfig
+    from specsweep.config_checks import base_url_problem
     from specsweep.metrics import parse_goodput
     from specsweep.workload.scenarios import BUILTIN, Scenario, get_scenario, load_scenarios
 
@@ -146,8 +147,9 @@ def build_config(args: argparse.Namespace) -> object:
             f"--request-timeout must be a finite number of seconds > 0, got {args.request_timeout}"
         )
     base_url = args.base_url or f"http://{args.host}:{args.port}"
-    if not base_url.startswith(("http://", "https://")):
-        raise UsageError(f"--base-url {base_url!r}: expected http://HOST:PORT or https://...")
+    problem = base_url_problem(base_url)
+    if problem:
+        raise UsageError(f"--base-url: {problem}" if args.base_url else f"--host/--port: {problem}")
     from specsweep.client.dialects import get_dialect
 
     get_dialect(args.backend)

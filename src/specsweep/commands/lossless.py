@@ -27,8 +27,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
 
 def _run(args: argparse.Namespace) -> int:
     from specsweep.lossless import check_lossless
+    from specsweep.paths import output_file, write_failed
     from specsweep.store import atomic_write_bytes, dumps
 
+    if args.output:  # before the prompts are sent: a bad path is one line, at once
+        output_file(args.output, "-o")
     res = check_lossless(
         args.base_url,
         num_prompts=args.num_prompts,
@@ -42,7 +45,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.output:
         from pathlib import Path
 
-        atomic_write_bytes(Path(args.output), data)
+        try:
+            atomic_write_bytes(Path(args.output), data)
+        except OSError as e:
+            raise write_failed(e, args.output, "the result") from e
     else:
         sys.stdout.write(data.decode())
     sys.stderr.write(

@@ -4,10 +4,12 @@ traffic mix, from results (measured cells) and the simulator (the rest)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
 
+from specsweep import tracking
 from specsweep.errors import UsageError
 
 
@@ -31,9 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from specsweep.paths import output_file, write_failed
     from specsweep.plan.planner import make_plan, to_json
     from specsweep.plan.render import to_html, to_markdown
     from specsweep.plan.traffic import load_traffic, parse_slo
+    from specsweep.progress import StageProgress
+    from specsweep.store import atomic_write_bytes
 
     if args.gpus is not None and args.gpus < 1:
         raise UsageError(f"--gpus {args.gpus}; expected a positive integer")
@@ -41,14 +46,20 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"--replay-requests {args.replay_requests}; expected a positive integer")
     if not args.time_scale > 0:
         raise UsageError(f"--time-scale {args.time_scale}; expected a positive number")
-    plan = make_plan(args.results, load_traffic(args.traffic), gpus=args.gpus, slo=parse_slo(args.slo))
-    view = to_json(plan)
-    if args.validate:
-        from specsweep.plan.fleetsim import predict_requests
-        from specsweep.plan.replay import validate_plan
+    if args.output:  # before the planning (minutes with --validate): a bad path is one line, at once
+        output_file(args.output, "-o")
+    traffic = load_traffic(args.traffic)
+    # a live display of the stages (with ETAs) on a terminal; nothing otherwise
+    display = StageProgress() if sys.stderr.isatty() else None
+    with display or contextlib.nullcontext(), tracking.listening(display):
+        plan = make_plan(args.results, traffic, gpus=args.gpus, slo=parse_slo(args.slo))
+        view = to_json(plan)
+        if args.validate:
+            from specsweep.plan.fleetsim import predict_requests
+            from specsweep.plan.replay import validate_plan
 
-        n_req = args.replay_requests or predict_requests(max(1, round(plan.in_flight)))
-        validate_plan(plan, view, time_scale=args.time_scale, n_requests=n_req)
+            n_req = args.replay_requests or predict_requests(max(1, round(plan.in_flight)))
+            validate_plan(plan, view, time_scale=args.time_scale, n_requests=n_req)
     if args.router != "none":
         from specsweep.plan.router import router_config
 
@@ -60,7 +71,10 @@ def _run(args: argparse.Namespace) -> int:
     else:
         text = to_markdown(view)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        try:
+            atomic_write_bytes(Path(args.output), text.encode("utf-8"))
+        except OSError as e:
+            raise write_failed(e, args.output, "the plan") from e
         sys.stderr.write(f"plan written to {args.output}\n")
     else:
         sys.stdout.write(text)

@@ -18,22 +18,30 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from specsweep import redact
     from specsweep.loader import load_experiment
     from specsweep.preflight import run_checks
+    from specsweep.preflight.model import fold
+    from specsweep.terminal import plain
 
     _exp, plan = load_experiment(args.experiment)
-    checks = run_checks(plan, versions=not args.no_versions, results=args.results)
+    checks = fold(run_checks(plan, versions=not args.no_versions, results=args.results))
+    out: list[str] = []  # every known secret scrubbed (redact), control characters shown escaped
     if args.format == "json":
-        sys.stdout.write(json.dumps({"checks": [c.to_dict() for c in checks]}, indent=2) + "\n")
+        out.append(json.dumps(redact.scrub_obj({"checks": [c.to_dict() for c in checks]}), indent=2))
     else:
         md = args.format == "md"
         if md:
-            sys.stdout.write("| check | config | status | message | fix |\n|---|---|---|---|---|\n")
+            out += ["| check | config | status | message | fix |", "|---|---|---|---|---|"]
         for c in checks:
             if md:
-                sys.stdout.write(f"| {c.check} | {c.config or '-'} | {c.status} | {c.message} | {c.fix} |\n")
+                cells = [c.check, c.config or "-", c.status, c.message, c.fix]
+                out.append(
+                    "| " + " | ".join(plain(x).replace("\n", " ").replace("|", "\\|") for x in cells) + " |"
+                )
             else:
-                sys.stdout.write(f"[{c.status.upper():4}] {c.check:15} {c.config or '-'}: {c.message}\n")
+                out.append(plain(f"[{c.status.upper():4}] {c.check:15} {c.config or '-'}: {c.message}"))
                 if c.fix and c.status != "pass":
-                    sys.stdout.write(f"       fix: {c.fix}\n")
+                    out.append(plain(f"       fix: {c.fix}"))
+    sys.stdout.write("".join(line + "\n" for line in out))
     return 1 if any(c.status == "fail" for c in checks) else 0

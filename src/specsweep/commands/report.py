@@ -18,7 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
     p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
     p.add_argument("--kind", choices=["sweep", "compare"], default="sweep")
     p.add_argument("--lang", choices=["zh", "en"], default="en")
-    p.add_argument("--format", choices=["md", "html", "json", "table"], default="md")
+    p.add_argument("--format", choices=["md", "html", "json", "table"],
+                   help="default: from the -o file's suffix (.html, .htm, .json, .txt), else md")  # fmt: skip
     p.add_argument("-o", "--output", metavar="FILE", help="output file (default: stdout)")
     p.add_argument("--method", help="sweep: the method whose configs to compare")
     p.add_argument("--baseline", metavar="LABEL", help="config label without speculation to compare against")
@@ -35,9 +36,24 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
     p.set_defaults(func=_run)
 
 
+SUFFIX_FORMATS = {".html": "html", ".htm": "html", ".json": "json", ".txt": "table", ".md": "md"}
+
+
+def output_format(fmt: str | None, output: str | None) -> str:
+    """``--format`` as given; else the one the ``-o`` file's suffix names (``X.html`` is HTML, never
+    Markdown in a .html file); else md."""
+    if fmt:
+        return fmt
+    from pathlib import Path
+
+    return SUFFIX_FORMATS.get(Path(output).suffix.lower(), "md") if output else "md"
+
+
 def _run(args: argparse.Namespace) -> int:
     from specsweep.paths import output_dir, output_file, write_failed
     from specsweep.report import build_view, render, write_report
+
+    args.format = output_format(args.format, args.output)
 
     if args.output:  # checked before the analysis: a folder or read-only place is one line, at once
         output_file(args.output, "-o")

@@ -54,9 +54,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from specsweep import orchestrate
-    from specsweep.loader import load_experiment, with_design
-    from specsweep.servers import reap
-    from specsweep.store import RunDir
 
     if bool(args.experiment) == bool(args.resume):
         raise UsageError("give an experiment file, or --resume RUN_DIR (one of them)")
@@ -67,6 +64,23 @@ def _run(args: argparse.Namespace) -> int:
     for h in logging.getLogger().handlers:  # no secret reaches the terminal through a log line
         if not any(isinstance(f, ScrubFilter) for f in h.filters):
             h.addFilter(ScrubFilter())
+    with orchestrate.sigterm_as_interrupt():  # a Ctrl-C (exit 130) until the command returns
+        found = _run_dir_and_plan(args)
+        if found is None:  # --dry-run: printed
+            return 0
+        run_dir, plan = found
+        print(f"run dir: {run_dir.path}", file=sys.stderr)
+        return _execute(args, plan, run_dir)
+
+
+def _run_dir_and_plan(args: argparse.Namespace) -> tuple[RunDir, Plan] | None:
+    """The run dir to fill and its plan, once what killed runs left running is stopped (None after
+    printing a --dry-run)."""
+    from specsweep import orchestrate
+    from specsweep.loader import load_experiment, with_design
+    from specsweep.servers import reap
+    from specsweep.store import RunDir
+
     if args.resume:
         run_dir = RunDir.open(args.resume)
         if not args.dry_run:  # what a killed run left running (workers, stubborn servers)
@@ -78,20 +92,19 @@ def _run(args: argparse.Namespace) -> int:
 
             print_plan(plan, finished=finished_cells(plan, run_dir.finished()), rows=run_dir.iter_summary(0),
                        manifest=run_dir.manifest)  # fmt: skip
-            return 0
+            return None
     else:
         _, plan = load_experiment(args.experiment)
         if args.adaptive is not None:
             plan = with_design(plan, args.adaptive, args.experiment)
         if args.dry_run:
             print_plan(plan)
-            return 0
+            return None
+        orchestrate.refuse_unrunnable(plan, args.executor, file=args.experiment)  # no run dir made
         results = output_dir(args.results_dir or plan.experiment.results_dir or "results", "--results-dir")
         reap.reap_results_dir(results)
         run_dir = orchestrate.create_run_dir(plan, results, args.experiment)
-    print(f"run dir: {run_dir.path}", file=sys.stderr)
-    with orchestrate.sigterm_as_interrupt():  # a Ctrl-C (exit 130) until the command returns
-        return _execute(args, plan, run_dir)
+    return run_dir, plan
 
 
 def _execute(args: argparse.Namespace, plan: Plan, run_dir: RunDir) -> int:
@@ -107,6 +120,7 @@ def _execute(args: argparse.Namespace, plan: Plan, run_dir: RunDir) -> int:
         finally:
             observer.close()  # before any message: the live display owns the terminal until then
     except orchestrate.ReportsInterrupted:
+        orchestrate.stopping()
         print(
             f"interrupted while writing the reports: every cell is stored, no report was left; write them "
             f"with: specsweep run --resume {run_dir.path} (or specsweep report {run_dir.path} -o FILE)",
@@ -114,6 +128,7 @@ def _execute(args: argparse.Namespace, plan: Plan, run_dir: RunDir) -> int:
         )
         return 130
     except KeyboardInterrupt:
+        orchestrate.stopping()  # the servers are stopped: a further Ctrl-C must not change exit 130
         print(
             f"interrupted: finished cells are kept; continue with: specsweep run --resume {run_dir.path}",
             file=sys.stderr,
@@ -166,9 +181,9 @@ def print_plan(
     finished = finished or set()
     cells = plan.all_cells()
     out = sys.stdout
-    print(f"experiment: {exp.name}", file=out)
+    print(plain(f"experiment: {exp.name}"), file=out)
     if exp.description:
-        print(f"  {exp.description}", file=out)
+        print(plain(f"  {redact.as_written(exp.description)}"), file=out)
     if exp.adaptive is None:
         order = f", {exp.run_order} run order" if exp.repeats > 1 else ""
         print(
@@ -213,9 +228,9 @@ def print_plan(
         )
     print("  assumes:", file=out)
     for a in assumptions(plan):
-        print(f"  - {a}", file=out)
+        print(plain(f"  - {a}"), file=out)
     for w in orchestrate.preflight(plan):
-        print(f"warning: {w}", file=out)
+        print(plain(f"warning: {w}"), file=out)
 
 
 def print_design(plan: Plan, out: TextIO) -> None:

@@ -19,6 +19,7 @@ from specsweep import cellnames
 from specsweep.errors import DataError
 from specsweep.importers import grouping, identity
 from specsweep.importers.common import ImportOptions
+from specsweep.importers.plausible import check_row
 from specsweep.importers.reader import read_objects
 from specsweep.store import SUMMARY, dumps
 
@@ -82,6 +83,7 @@ class Pass:
             ) from None
         rows = self.to_rows(obj, where, line)
         for i, row in enumerate(rows):
+            check_row(row, where, line)  # values no run can produce (1e300 tok/s, p99 < median)
             d = d0 if len(rows) == 1 else identity.digest([d0.hex(), i])
             if d in self.seen:
                 if len(self.dups) < 3:

@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from specsweep.errors import DataError
+from specsweep.inputs import open_regular
 
 _DECODER = json.JSONDecoder()
 _WS = " \t\r\n"
@@ -66,7 +67,7 @@ def _deep(path: Path, line: int) -> DataError:
 def read_objects(path: Path) -> Iterator[Located]:
     """Every JSON value of the file, in order (lists of a whole-document file as their items)."""
     try:
-        fh = path.open("rb")
+        fh = open_regular(path)  # a FIFO or /dev/zero: refused at once, never read forever
     except OSError as e:
         raise DataError(f"cannot read: {e.strerror or e}", file=str(path)) from e
     with fh:

@@ -34,6 +34,7 @@ from specsweep.errors import DataError, UsageError
 from specsweep.importers.common import ImportOptions
 from specsweep.importers.grouping import MAX_CONCURRENCY
 from specsweep.importers.passes import Pass, ToRows
+from specsweep.inputs import open_regular
 from specsweep.paths import safe_name
 from specsweep.store import MANIFEST, SUMMARY, RunDir, atomic_write_bytes, dumps
 
@@ -58,7 +59,7 @@ def check_options(opts: ImportOptions) -> None:
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:  # a FIFO or /dev/zero: refused at once, never read forever
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
     except OSError as e:
@@ -86,7 +87,7 @@ def _earlier_imports(base: Path, label: str) -> tuple[dict[str, tuple[str, str]]
         if m.get("label") != label:
             continue
         try:
-            with (d / SUMMARY).open("rb") as fh:
+            with open_regular(d / SUMMARY) as fh:  # a planted FIFO: skipped, never waited on
                 for raw in fh:
                     try:
                         sha = orjson.loads(raw).get("record_sha")

@@ -7,7 +7,8 @@ per module (each imports only the ones above it):
     signals.py   SIGTERM as Ctrl-C; signals held off while a server is torn down
     job.py       ConfigJob -> run_config: one configuration's server and its cells, into a CellSink
                  (RunDirSink: straight into the run dir)
-    dryrun.py    describe_plan (what would launch) and preflight (what would fail to)
+    dryrun.py    describe_plan (what would launch), preflight (what would fail to) and
+                 refuse_unrunnable (what stops a run before its run dir exists)
     manifest.py  a new run dir with its manifest (environment, config, plan); load_run_plan for resume
     run.py       execute: the run dir lock, EXECUTORS {"local", "ray"}, the manifest's status, reports
 
@@ -16,7 +17,7 @@ below are the package's public surface.
 """
 
 from specsweep.orchestrate.cells import FAILURE_KINDS, failed_row, ok_row
-from specsweep.orchestrate.dryrun import describe_plan, preflight
+from specsweep.orchestrate.dryrun import describe_plan, preflight, refuse_unrunnable
 from specsweep.orchestrate.job import (
     BenchFn,
     CellSink,
@@ -37,7 +38,7 @@ from specsweep.orchestrate.run import (
     run_dir_lock,
     write_reports,
 )
-from specsweep.orchestrate.signals import sigterm_as_interrupt
+from specsweep.orchestrate.signals import sigterm_as_interrupt, stopping
 
 __all__ = [
     "EXECUTORS",
@@ -61,8 +62,10 @@ __all__ = [
     "ok_row",
     "plan_rows",
     "preflight",
+    "refuse_unrunnable",
     "run_config",
     "run_dir_lock",
     "sigterm_as_interrupt",
+    "stopping",
     "write_reports",
 ]

@@ -1,5 +1,6 @@
 """Dry run: what a plan would launch (``describe_plan``) and what would make launches fail here
-(``preflight``). The duration estimate is specsweep.progress.estimate_plan."""
+(``preflight``; ``refuse_unrunnable``: what stops a run before its run dir exists). The duration
+estimate is specsweep.progress.estimate_plan."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import shutil
 from typing import Any
 
 from specsweep.config import Plan
-from specsweep.errors import SpecsweepError
+from specsweep.errors import ConfigError
+from specsweep.preflight.engines import check_sim_profiles
+from specsweep.preflight.model import Check
+from specsweep.ray_support import require_ray
 from specsweep.servers.argv import build_argv
 
 
@@ -20,14 +24,23 @@ def preflight(plan: Plan) -> list[str]:
         argv = build_argv(cfg, 1)
         if argv and not (shutil.which(argv[0]) or (os.sep in argv[0] and os.access(argv[0], os.X_OK))):
             out.append(f"{cfg.label}: executable {argv[0]!r} not found")
-        if cfg.spec.kind == "sim" and argv:
-            try:
-                from specsweep.sim.profile import load_profile
+    return out + [f"{c.config}: {c.message}" for c in unknown_sim_profiles(plan)]
 
-                load_profile(argv[argv.index("--profile") + 1])
-            except SpecsweepError as e:
-                out.append(f"{cfg.label}: {e}")
-    return out
+
+def refuse_unrunnable(plan: Plan, executor: str = "local", *, file: str | None = None) -> None:
+    """Before a run dir is made: an executor that cannot load (``--executor ray`` without Ray) and
+    simulated configs whose profile does not exist stop the run at once (they would leave a run dir
+    with nothing in it, or only failed cells). Raises MissingDependency / ConfigError."""
+    if executor == "ray":
+        require_ray("--executor ray")
+    bad = unknown_sim_profiles(plan)
+    if bad:
+        raise ConfigError("; ".join(f"config {c.config}: {c.message}" for c in bad), file=file)
+
+
+def unknown_sim_profiles(plan: Plan) -> list[Check]:
+    """The failed ``sim_profile`` checks: simulated configs whose server could not start."""
+    return [c for c in check_sim_profiles(plan) if c.status == "fail"]
 
 
 def describe_plan(plan: Plan) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
 import time
 from collections.abc import Awaitable, Callable
@@ -21,14 +22,21 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from specsweep import kstamp
+from specsweep.acceptance import spec_tokens
 from specsweep.bench_types import BenchConfig, BenchOutcome
 from specsweep.config import DEFAULT_BACKEND, Cell, Experiment, Plan, ServerConfig, lossless_pair
 from specsweep.errors import SpecsweepError
 from specsweep.orchestrate.cells import failed_row, launch_failure_kind, ok_row
 from specsweep.orchestrate.signals import signals_deferred
+from specsweep.preflight.engines import is_cpu_engine
+from specsweep.preflight.running import check_affinity
 from specsweep.records import RequestRecord
+from specsweep.servers import affinity
+from specsweep.servers.argv import engine_of
 from specsweep.servers.process import ManagedServer, now_iso
 from specsweep.store import RunDir, log_file_name
+
+log = logging.getLogger(__name__)
 
 BenchFn = Callable[[BenchConfig], Awaitable[BenchOutcome]]
 Observer = Callable[[str, dict[str, Any]], None]
@@ -142,6 +150,7 @@ def bench_config(
         repeats=1,
         scrape_metrics=c.scrape_metrics,
         quiet=True,
+        spec_tokens=spec_tokens(cfg.method or "", cfg.params),
     )
 
 
@@ -207,6 +216,7 @@ def run_config(
         job.run_path / "logs" / log_file_name(cfg.label),
         ready_timeout_s=exp.timeouts.ready_s,
         stop_s=exp.timeouts.stop_s,
+        on_launch=RunDir(job.run_path).journal_launch,  # what a kill -9 leaves, the next run finds
     )
 
     launch_s = 0.0  # the latest launch's start -> ready time (the design weighs launches by it)
@@ -229,9 +239,12 @@ def run_config(
 
     restarts = 0
     lossless_outputs: list[dict[str, Any]] | None = None
+    pinning = contextlib.ExitStack()
     try:
+        # a pinned engine's client runs off its cores (restored once the server has stopped)
+        client_cpus = pinning.enter_context(affinity.client_off(_pinned(server)))
         t0 = time.monotonic()
-        launch_error = _launch(server, observer, sink)
+        launch_error = _launch(server, observer, sink, client_cpus)
         launch_s = time.monotonic() - t0
         if launch_error:
             fail_rest(0, *launch_error)
@@ -282,19 +295,21 @@ def run_config(
                     fail_rest(i + 1, "restarts_exhausted", why, "")
                     return stored
                 t0 = time.monotonic()
-                launch_error = _launch(server, observer, sink)
+                launch_error = _launch(server, observer, sink, client_cpus)
                 launch_s = time.monotonic() - t0
                 if launch_error:
                     fail_rest(i + 1, *launch_error)
                     return stored
         lossless_outputs = _lossless_outputs(job, server, observer)
     finally:
-        _stop(server)
-        with contextlib.suppress(Exception):
-            info = server.describe()
-            if lossless_outputs is not None:
-                info["lossless_outputs"] = lossless_outputs
-            sink.server_info(cfg.label, info)
+        with signals_deferred():  # stopped, and said so in the manifest, whatever arrives meanwhile
+            server.stop()
+            pinning.close()
+            with contextlib.suppress(Exception):
+                info = server.describe()
+                if lossless_outputs is not None:
+                    info["lossless_outputs"] = lossless_outputs
+                sink.server_info(cfg.label, info)
     return stored
 
 
@@ -317,7 +332,30 @@ def _lossless_outputs(
         return [{"text": None, "error": f"{type(e).__name__}: {e}"}] * opts.num_prompts
 
 
-def _launch(server: ManagedServer, observer: Observer, sink: CellSink) -> tuple[str, str, str] | None:
+def _pinned(server: ManagedServer) -> frozenset[int] | None:
+    try:
+        return server.pinned_cpus()
+    except SpecsweepError:  # the launch reports it
+        return None
+
+
+def _check_running(server: ManagedServer, client_cpus: frozenset[int]) -> None:
+    """The cores a running CPU engine's threads may use, against the client's (``cpu_affinity``)."""
+    argv = server.argv or []
+    if server.proc is None or not is_cpu_engine(server.cfg, argv) or not affinity.supported():
+        return
+    c = check_affinity(server.cfg.label, engine_of(server.cfg, argv), affinity.tree_cpus(server.proc.pid),
+                       server.cpus, client_cpus, affinity.host_cpus())  # fmt: skip
+    if c is None:
+        return
+    if c.status != "pass":
+        log.warning("preflight %s %s: %s (fix: %s)", c.status, c.config, c.message, c.fix)
+    server.checks = [c.to_dict()]
+
+
+def _launch(
+    server: ManagedServer, observer: Observer, sink: CellSink, client_cpus: frozenset[int]
+) -> tuple[str, str, str] | None:
     """Start (or restart) the server; on failure (failure kind, error, log tail) for the failed rows."""
     cfg = server.cfg
     observer("server_start", {"label": cfg.label, "restart": bool(server.launches)})
@@ -339,6 +377,7 @@ def _launch(server: ManagedServer, observer: Observer, sink: CellSink) -> tuple[
             "startup_s": time.monotonic() - t0,
         },
     )
+    _check_running(server, client_cpus)
     sink.server_info(cfg.label, server.describe())
     return None
 

@@ -16,6 +16,7 @@ from typing import Any
 from specsweep import __version__
 from specsweep.config import Plan
 from specsweep.errors import ConfigError
+from specsweep.fingerprint import used_files
 from specsweep.loader import plan_of
 from specsweep.orchestrate.rounds import order_records
 from specsweep.run_secrets import experiment_of, manifest_config, stored_id
@@ -68,6 +69,8 @@ def create_run_dir(plan: Plan, results_dir: str | Path, experiment_file: str | N
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     config, secrets = manifest_config(exp)
     manifest = {
+        # which binaries and model files ran: a ${VAR} stays unwritten in "config"; their hashes are not
+        "files": used_files(config, exp.model_dump(mode="json")),
         **environment(),
         "kind": "experiment",
         "experiment": exp.name,

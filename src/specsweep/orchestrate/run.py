@@ -28,6 +28,7 @@ from specsweep.orchestrate.rounds import order_records, rounds, run_order
 from specsweep.orchestrate.signals import signals_deferred, sigterm_as_interrupt
 from specsweep.paths import write_failed
 from specsweep.preflight import for_manifest as preflight_for_manifest
+from specsweep.preflight.checks import of_measurements
 from specsweep.ray_support import require_ray
 from specsweep.run_secrets import finished_cells
 from specsweep.servers.process import now_iso
@@ -129,9 +130,21 @@ def execute(
 def run_dir_lock(run_dir: RunDir) -> Iterator[None]:
     """An exclusive flock on RUN_DIR/.lock (released by the kernel if the process dies)."""
     import fcntl
+    import stat
 
     path = run_dir.path / ".lock"
-    f = path.open("a+")
+    try:  # never through a link, never blocking on a FIFO someone put there
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    except OSError as e:
+        raise UsageError(
+            f"run dir {run_dir.path}: cannot open its lock file {path.name}: {e.strerror}"
+        ) from e
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UsageError(
+            f"run dir {run_dir.path}: its lock file {path.name} is not a regular file; remove it"
+        )
+    f = os.fdopen(fd, "r+")
     try:
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -178,12 +191,16 @@ def _execute(
         run_dir.update_manifest(**order_records(plan))
     adaptive = run_order(plan) == "adaptive"
     todo = [] if adaptive else rounds(plan, finished)
+    todo_total = sum(r.runs for r in todo)
+    if adaptive:  # the rules decide after each round: the first pass, unless it is stored already
+        todo_total = sum(1 for c in plan.all_cells() if (c.cell_id, 0) not in finished)
     for w in preflight(plan):
         log.warning("%s", w)
-    run_dir.update_manifest(preflight=preflight_for_manifest(plan))
+    inv.update(cells_to_run=todo_total, preflight=preflight_for_manifest(plan))
+    _record_preflight(run_dir, invocations)
     observer(
         "run_start",
-        {"plan": plan, "todo": sum(r.runs for r in todo), "finished": len(finished),
+        {"plan": plan, "todo": 0 if adaptive else todo_total, "finished": len(finished),
          "finished_cells": set(finished), "run_dir": run_dir.path, "adaptive": adaptive,
          "todo_runs": [run for r in todo for x in r.launches for run in x.runs],
          "launches": [x.cfg.label for r in todo for x in r.launches]},
@@ -212,11 +229,12 @@ def _execute(
                 ex.close()
             status = "finished"
         finally:
-            inv.update(ended_at=now_iso(), status=status)
-            with signals_deferred():
+            with signals_deferred():  # the manifest must say how the run ended, whatever arrives
+                for r in run_dir.iter_summary(summary_from):  # streamed back: one row in memory at a time
+                    counts[r["status"]] = counts.get(r["status"], 0) + 1
+                inv.update(ended_at=now_iso(), status=status, cells_stored=sum(counts.values()))
                 run_dir.update_manifest(status=status, ended_at=inv["ended_at"], invocations=invocations)
-        for r in run_dir.iter_summary(summary_from):  # streamed back: one row in memory at a time
-            counts[r["status"]] = counts.get(r["status"], 0) + 1
+                _record_preflight(run_dir, invocations)
         if reports and plan.experiment.report.enabled:
             observer("reports", {"run_dir": run_dir.path})
             try:
@@ -225,6 +243,12 @@ def _execute(
                 written, report_errors = e.written, e.reasons
         observer("run_end", {"counts": counts, "run_dir": run_dir.path, "report_errors": report_errors})
     return RunOutcome(run_dir, counts, written, summary_from, report_errors)
+
+
+def _record_preflight(run_dir: RunDir, invocations: list[dict[str, Any]]) -> None:
+    """The manifest's ``preflight``: the checks of the invocations that measured (each invocation
+    keeps its own), with the servers' checks once they ran."""
+    run_dir.update_manifest(preflight=of_measurements({**run_dir.manifest, "invocations": invocations}))
 
 
 class ReportsInterrupted(KeyboardInterrupt):

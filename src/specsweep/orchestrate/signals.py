@@ -1,6 +1,13 @@
 """Signals during a run: SIGTERM stops it the way Ctrl-C does, and teardown is never cut short.
 
-Both are no-ops off the main thread (only it may set signal handlers).
+- ``sigterm_as_interrupt``: SIGTERM raises KeyboardInterrupt, as Ctrl-C does (exit 130).
+- ``signals_deferred``: a stop signal during a section that must finish (teardown, the manifest's
+  last update) is held and delivered after it. A server's own teardown holds them itself
+  (``ManagedServer.stop``), whoever calls it.
+- ``stopping``: once the command has decided to exit 130, further Ctrl-C / SIGTERM are ignored, so
+  an impatient user's next press cannot turn that exit into death by the signal.
+
+All are no-ops off the main thread (only it may set signal handlers).
 """
 
 from __future__ import annotations
@@ -48,4 +55,13 @@ def sigterm_as_interrupt() -> Iterator[None]:
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, old)
+        if signal.getsignal(signal.SIGTERM) is handler:  # not once ``stopping`` ignores it
+            signal.signal(signal.SIGTERM, old)
+
+
+def stopping() -> None:
+    """The process is ending on an interrupt: ignore SIGINT and SIGTERM from now on (main thread
+    only), so it exits 130 by itself however many more arrive."""
+    if threading.current_thread() is threading.main_thread():
+        for s in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(s, signal.SIG_IGN)

@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from specsweep import tracking
 from specsweep.plan.cells import CellSource
 from specsweep.plan.fleet import FleetResult, Pool, evaluate
 from specsweep.workload.lengths import length_bounds
@@ -108,7 +109,10 @@ def split_options(cells: CellSource, configs: list[str], mix: dict[str, float], 
     scs = sorted((cells.scenario(s) for s in mix), key=lambda sc: (sc.input_len, sc.name))
     cuts = [i for i in range(1, len(scs)) if scs[i - 1].input_len != scs[i].input_len]
     out = []
-    for k in range(2, min(MAX_POOLS, n, len(cuts) + 1) + 1):
+    ks = range(2, min(MAX_POOLS, n, len(cuts) + 1) + 1)
+    evals = sum(math.comb(len(cuts), k - 1) * len(configs) ** k * len(compositions(n, k)) for k in ks)
+    tracking.stage("split options", evals)
+    for k in ks:
         found = []
         for cut in itertools.combinations(cuts, k - 1):
             bounds = [0, *cut, len(scs)]
@@ -134,6 +138,7 @@ def _best_split(cells: CellSource, configs: list[str], mix: dict[str, float], n:
         for sizes in compositions(n, k):
             pools = [Pool(names[j], cfgs[j], tuple(s.name for s in groups[j]), sizes[j]) for j in range(k)]
             r = evaluate(cells, pools, mix, load, slo)
+            tracking.advance()
             if best is None or _better(r, best[0]):
                 best = (r, pools)
     if best is None or not best[0].complete:

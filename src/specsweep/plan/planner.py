@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from specsweep import tracking
 from specsweep.analysis.core import measure_noise
 from specsweep.analysis.data import Dataset, load
 from specsweep.analysis.recommend import engine_flags, scenario_class
@@ -20,6 +21,36 @@ from specsweep.plan.fleetsim import predict_option
 from specsweep.plan.traffic import Traffic
 
 RATE_ROUNDS = 4
+# Requests in flight a plan may size for: the fleet simulation's cost grows with them (10,000 took 90 s
+# on a busy 2-core box), and beyond MAX_INSTANCES x the highest measured level nothing is measured.
+MAX_IN_FLIGHT = 8192
+
+
+def in_flight_cap(levels: Sequence[int]) -> int:
+    """The most requests in flight a plan sizes for: MAX_INSTANCES instances at the highest measured
+    concurrency level, and at most MAX_IN_FLIGHT."""
+    return min(MAX_IN_FLIGHT, opts.MAX_INSTANCES * max(levels, default=1))
+
+
+def _too_much(traffic: Traffic, n_fl: float, cap: int, levels: Sequence[int] | None) -> ConfigError:
+    """The error for a load past the cap (``levels``: the measured levels; None: not read yet)."""
+    key = next(k for k in ("concurrency", "request_rate") if getattr(traffic, k) is not None)
+    stated = f"{key} {getattr(traffic, key):,g}" + (" at the peak hour" if traffic.by_hour else "")
+    why = ""
+    if levels is not None and cap < MAX_IN_FLIGHT:
+        why = (
+            f": {opts.MAX_INSTANCES} instances at the highest measured concurrency, {max(levels, default=1)}"
+        )
+    if key == "request_rate":
+        stated += f" means at least {n_fl:,.0f} requests in flight (Little's law at the lowest latency), and"
+    else:
+        stated += ":"
+    return ConfigError(
+        f"{stated} a plan sizes for at most {cap:,} requests in flight{why}; plan a share of the traffic, "
+        "or measure higher concurrency levels",
+        file=traffic.file,
+        path="load",
+    )
 
 
 @dataclass
@@ -58,16 +89,29 @@ def resolve_mix(ds: Dataset, traffic: Traffic) -> dict[str, float]:
     return out
 
 
-def _in_flight(cells: CellSource, cfg: str, mix: dict[str, float], n: int, traffic: Traffic) -> float:
-    """Requests in flight: the given concurrency, or (request rate) Little's law on one config's fleet."""
+def _in_flight(
+    cells: CellSource, cfg: str, mix: dict[str, float], n: int, traffic: Traffic, levels: Sequence[int]
+) -> float:
+    """Requests in flight: the given concurrency, or (request rate) Little's law on one config's fleet;
+    a ConfigError past ``in_flight_cap`` (before anything is evaluated at such a load)."""
+    cap = in_flight_cap(levels)
     if traffic.concurrency is not None:
+        if traffic.concurrency > cap:
+            raise _too_much(traffic, traffic.concurrency, cap, levels)
         return float(traffic.concurrency)
     rate = float(traffic.request_rate or 0.0)
-    n_fl = max(1.0, rate)
+    at_c1 = [cells.get(cfg, s, 1) for s in mix]
+    if all(f is not None for f in at_c1):  # Little's law at the lowest latency (one request at a time)
+        least = rate * sum(mix[s] * f.mean_e2e_ms for s, f in zip(mix, at_c1, strict=True) if f) / 1000
+        if least > cap:
+            raise _too_much(traffic, least, cap, levels)
+    n_fl = min(max(1.0, rate), cap)
     for _ in range(RATE_ROUNDS):
         r = evaluate(cells, [Pool("all", cfg, tuple(mix), n)], mix, n_fl)
         lat = {s: f.mean_e2e_ms for p in r.pools for s, f in p.per_scenario.items()}
         n_fl = max(1.0, rate * sum(mix[s] * lat.get(s, 0.0) for s in mix) / 1000)
+        if n_fl > cap:
+            raise _too_much(traffic, n_fl, cap, levels)
     return n_fl
 
 
@@ -79,6 +123,13 @@ def make_plan(
     slo: dict[str, float] | None = None,
 ) -> Plan:
     slo = slo or {}
+    gpi = traffic.gpus_per_instance
+    if traffic.concurrency is not None and traffic.concurrency > MAX_IN_FLIGHT:  # before the results are read
+        raise _too_much(traffic, traffic.concurrency, MAX_IN_FLIGHT, None)
+    if gpus is not None and gpus // gpi > opts.MAX_INSTANCES:
+        raise UsageError(f"--gpus {gpus:,}: a plan has at most {opts.MAX_INSTANCES} instances of gpus_per_instance="
+                         f"{gpi} GPU(s), {opts.MAX_INSTANCES * gpi:,} GPUs; give at most that many")  # fmt: skip
+    tracking.stage("reading results")
     ds = load(results, with_records=False)
     mix = resolve_mix(ds, traffic)
     cells = CellSource(ds, traffic.profiles)
@@ -87,14 +138,14 @@ def make_plan(
         raise UsageError("no config has figures for every scenario of the mix (measured, or a simulator "
                          "profile via 'profiles:' in the traffic file)")  # fmt: skip
     levels = sorted({c for (_l, s, c) in ds.cells if s in mix})
-    gpi = traffic.gpus_per_instance
     if gpus is not None:
         if gpus < gpi:
             raise UsageError(f"--gpus {gpus}; expected at least gpus_per_instance={gpi}")
         n = gpus // gpi
     else:
         n = 1
-    load_n = _in_flight(cells, configs[0], mix, n, traffic)
+    tracking.stage("single config")
+    load_n = _in_flight(cells, configs[0], mix, n, traffic, levels)
     if gpus is None:
         fallback = max(1, math.ceil(load_n / max(levels)))
         if slo:
@@ -102,17 +153,20 @@ def make_plan(
             n = found or fallback
         else:
             n = fallback
-        load_n = _in_flight(cells, configs[0], mix, n, traffic)
+        load_n = _in_flight(cells, configs[0], mix, n, traffic, levels)
     single = opts.single_option(cells, configs, mix, n, load_n, slo)
     options: list[opts.Option] = [single] if single else []
     options += opts.split_options(cells, configs, mix, n, load_n, slo)
+    tracking.stage("adaptive option")
     ad = opts.adaptive_option(cells, configs, mix, n, load_n, slo, levels)
     if ad is not None:
         options.append(ad)
     if not options:
         raise UsageError("no option could be evaluated: the results lack the mix's scenarios")
     if slo:
+        tracking.stage("GPUs for the SLO", len(options))
         for o in options:
+            tracking.advance()
             if o.kind == "single":
                 o.instances_needed = opts.needed(cells, lambda k: opts.single_option(cells, configs, mix, k, load_n, slo), slo)  # fmt: skip
             elif o.kind == "split":
@@ -120,8 +174,10 @@ def make_plan(
             else:
                 o.instances_needed = None
     memo: dict[Any, dict[str, Any] | None] = {}
+    tracking.stage("engine model", len(options))
     for o in options:
         refine(cells, o, mix, load_n, slo, memo)
+        tracking.advance()
         k = o.instances_needed
         if slo and k is not None and (k > o.instances) == o.result.meets_slo:
             o.notes.append(f"GPUs needed ({k * traffic.gpus_per_instance}) are the cell model's; on {o.instances * traffic.gpus_per_instance} GPUs the engine model "
@@ -132,11 +188,12 @@ def make_plan(
     rec, reason = _recommend(options, assessments, slo)
     plan = Plan(traffic, mix, load_n, slo, options, assessments, rec, reason, cells)
     if traffic.by_hour is not None:
-        plan.day = day_profile(plan, configs[0])
+        tracking.stage("daily profile")
+        plan.day = day_profile(plan, configs[0], levels)
     return plan
 
 
-def day_profile(plan: Plan, cfg0: str) -> dict[str, Any]:
+def day_profile(plan: Plan, cfg0: str, levels: Sequence[int]) -> dict[str, Any]:
     """The daily profile: requests in flight per hour, and per option the GPU-hours of the fleet sized
     for the peak hour kept all day (``gpu_hours_fixed``) vs scaled per hour (``gpu_hours_scaled``: the
     fewest instances of the option's pools meeting the SLO at that hour's load by the cell model, or
@@ -151,7 +208,7 @@ def day_profile(plan: Plan, cfg0: str) -> dict[str, Any]:
             loads[v] = v
         else:
             n0 = next(o.instances for o in plan.options)
-            loads[v] = _in_flight(cells, cfg0, mix, n0, replace(tr, request_rate=v, by_hour=None))
+            loads[v] = _in_flight(cells, cfg0, mix, n0, replace(tr, request_rate=v, by_hour=None), levels)
     in_flight = [loads[v] for v in tr.by_hour]
     peak = max(in_flight)
     out: dict[str, Any] = {"peak_hour": tr.peak_hour, "in_flight_by_hour": [round(x, 1) for x in in_flight],

@@ -6,6 +6,8 @@ import html
 import json
 from typing import Any
 
+from specsweep.terminal import md_inline, md_tree
+
 
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:+.1f}%"
@@ -21,6 +23,8 @@ def _rules(o: dict[str, Any]) -> str:
 
 
 def to_markdown(view: dict[str, Any]) -> str:
+    router = view.get("router")
+    view = md_tree({k: v for k, v in view.items() if k != "router"})  # labels from outside: inert
     t = view["traffic"]
     lines = ["# Deployment plan", ""]
     mix = ", ".join(f"{s} {100 * p:.0f}%" for s, p in t["mix"].items())
@@ -84,7 +88,9 @@ def to_markdown(view: dict[str, Any]) -> str:
             else:
                 lines.append(f"- {v['scenario']}: {v['config']} vs {v['vs']} at {v['in_flight']}: {v['verdict']} "
                              f"{_pct(v['effect'])} [{_pct(v['ci'][0])}, {_pct(v['ci'][1])}] ({v['basis']})")  # fmt: skip
-        if o.get("replayed"):
+        if o.get("replayed", {}).get("skipped"):
+            lines.append(f"- not replayed on the simulator: {o['replayed']['skipped']}")
+        elif o.get("replayed"):
             r = o["replayed"]
             lines.append(f"- replayed on the simulator: {r['total_throughput']:,.0f} tok/s, p99 TTFT "
                          f"{r['p99_ttft_ms']:,.0f} ms, p99 TPOT {r['p99_tpot_ms']:.1f} ms "
@@ -93,8 +99,19 @@ def to_markdown(view: dict[str, Any]) -> str:
         for n in o.get("notes", []):
             lines.append(f"- note: {n}")
         lines.append("")
-    if view.get("router"):
-        lines += ["## Router configuration", "", view["router"]["why"], "", "```yaml", view["router"]["config"].rstrip(), "```", ""]  # fmt: skip
+    if router:  # the YAML as written inside its fenced block (shown as text there); the prose escaped
+        fence = "`" * 3
+        body = router["config"].replace(fence, "'" * 3).rstrip()
+        lines += [
+            "## Router configuration",
+            "",
+            md_inline(router["why"]),
+            "",
+            fence + "yaml",
+            body,
+            fence,
+            "",
+        ]
     return "\n".join(lines)
 
 

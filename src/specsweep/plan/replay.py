@@ -6,6 +6,9 @@ load's requests in flight, prompts as token ids of the scenario's sampled length
 applied by the replay client itself (pool by input tokens, then the instance with the fewest requests in
 flight - what LiteLLM's tag routing with least-busy does): a test harness, not a production router.
 
+At most ``MAX_REPLAY_SERVERS`` simulator processes run at once: an option whose fleet needs more is
+not replayed, and says so (``skipped``), rather than start a process per instance of a large fleet.
+
 Figures are in virtual time (wall x time scale). Throughput counts the tokens of the requests completed
 while every client slot was busy (the steady state, without the drain); p99 TTFT / TPOT are over all
 completed requests.
@@ -24,6 +27,7 @@ from typing import Any
 import aiohttp
 import numpy as np
 
+from specsweep import tracking
 from specsweep.errors import BenchError
 from specsweep.plan import fleetsim
 from specsweep.plan.options import Option
@@ -31,6 +35,7 @@ from specsweep.plan.planner import Plan
 from specsweep.sim.serve import SubprocessServer
 
 MAX_MODEL_LEN = 1 << 17
+MAX_REPLAY_SERVERS = 32  # simulator processes one replay starts (one per instance of the option's fleet)
 
 
 @dataclass
@@ -95,6 +100,7 @@ async def _drive(opt: Option, urls: dict[str, list[str]], reqs: list[tuple[str, 
                     s.ok = False
                 finally:
                     busy[url] -= 1
+                    tracking.advance()
             drained.append(time.perf_counter())
 
         await asyncio.gather(*(worker() for _ in range(in_flight)))
@@ -128,6 +134,10 @@ def replay_option(
     plan: Plan, opt: Option, *, time_scale: float, n_requests: int, seed: int = 0
 ) -> dict[str, Any]:
     in_flight = max(1, round(plan.in_flight))
+    servers = sum(p.instances for p in opt.pools)
+    if servers > MAX_REPLAY_SERVERS:
+        return {"skipped": f"its fleet needs {servers} simulator processes; --validate starts at most "
+                           f"{MAX_REPLAY_SERVERS} at once"}  # fmt: skip
     reqs = requests_for(plan, max(n_requests, 2 * in_flight), seed)
     with ExitStack() as stack:
         urls: dict[str, list[str]] = {}
@@ -183,6 +193,8 @@ def tolerance(plan: Plan, opt: Option, view: dict[str, Any], n_requests: int) ->
 
 def validate_plan(plan: Plan, view: dict[str, Any], *, time_scale: float, n_requests: int) -> None:
     """Adds ``replayed`` (figures, tolerance, within) to each option of the JSON view."""
+    n = max(n_requests, 2 * max(1, round(plan.in_flight)))  # what replay_option sends per option
+    tracking.stage("replay (requests)", n * len(view["options"]))
     for o_view in view["options"]:
         opt = plan.option(o_view["name"])
         rep = replay_option(plan, opt, time_scale=time_scale, n_requests=n_requests)

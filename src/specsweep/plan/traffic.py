@@ -11,6 +11,10 @@
 
 A mix key is a scenario name or a workload class (``chat``, ``rag``, ``long_context``, ...); a class
 share is divided evenly over the measured scenarios of that class.
+
+Every number is bounded when the file is read (a ConfigError, exit 2, naming the key): a load of at
+most ``MAX_LOAD`` (users or requests/s), at most ``MAX_GPUS_PER_INSTANCE`` GPUs per instance. The
+planner then bounds the load against the results (``planner.in_flight_cap``).
 """
 
 from __future__ import annotations
@@ -20,11 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from specsweep.config_checks import read_yaml_file
 from specsweep.errors import ConfigError
 
 SHARE_TOLERANCE = 1e-3
+MAX_LOAD = 1_000_000  # users in flight, or requests/s (as experiment files' concurrency levels)
+MAX_GPUS_PER_INSTANCE = 1024
 
 
 @dataclass(frozen=True)
@@ -42,11 +47,13 @@ class Traffic:
         return None if self.by_hour is None else max(range(24), key=lambda h: self.by_hour[h])  # type: ignore[index]
 
 
-def _num(v: Any, where: str, file: str, *, positive: bool = True) -> float:
+def _num(v: Any, where: str, file: str, *, positive: bool = True, hi: float | None = None) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         raise ConfigError(f"expected a number, got {v!r}", file=file, path=where)
     if positive and v <= 0:
         raise ConfigError(f"expected a positive number, got {v!r}", file=file, path=where)
+    if hi is not None and v > hi:
+        raise ConfigError(f"expected a number up to {hi:,.0f}, got {v!r}", file=file, path=where)
     return float(v)
 
 
@@ -93,14 +100,14 @@ def parse_traffic(data: Any, file: str = "<traffic>") -> Traffic:
         else:
             rate = max(by_hour)
     elif "concurrency" in load:
-        c = _num(load["concurrency"], "load.concurrency", file)
+        c = _num(load["concurrency"], "load.concurrency", file, hi=MAX_LOAD)
         if c != int(c):
             raise ConfigError(f"expected a positive integer, got {c!r}", file=file, path="load.concurrency")
         conc = int(c)
     else:
-        rate = _num(load["request_rate"], "load.request_rate", file)
+        rate = _num(load["request_rate"], "load.request_rate", file, hi=MAX_LOAD)
     gpi = data.get("gpus_per_instance", 1)
-    g = _num(gpi, "gpus_per_instance", file)
+    g = _num(gpi, "gpus_per_instance", file, hi=MAX_GPUS_PER_INSTANCE)
     if g != int(g):
         raise ConfigError(f"expected a positive integer, got {gpi!r}", file=file, path="gpus_per_instance")
     profiles = data.get("profiles") or {}
@@ -118,7 +125,7 @@ def _hours(raw: Any, where: str, file: str, *, integer: bool) -> tuple[float, ..
     for h, v in raw.items():
         if isinstance(h, bool) or not isinstance(h, int) or not 0 <= h <= 23:
             raise ConfigError(f"hour {h!r}; expected an integer 0-23", file=file, path=f"{where}.{h}")
-        x = _num(v, f"{where}.{h}", file)
+        x = _num(v, f"{where}.{h}", file, hi=MAX_LOAD)
         if integer and x != int(x):
             raise ConfigError(f"expected a positive integer, got {v!r}", file=file, path=f"{where}.{h}")
         given[h] = x
@@ -128,13 +135,7 @@ def _hours(raw: Any, where: str, file: str, *, integer: bool) -> tuple[float, ..
 
 def load_traffic(path: str | Path) -> Traffic:
     p = Path(path)
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ConfigError(f"cannot read: {e.strerror or e}", file=str(p)) from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"not valid YAML: {e}", file=str(p)) from None
-    return parse_traffic(data, str(p))
+    return parse_traffic(read_yaml_file(p, "traffic file"), str(p))
 
 
 def parse_slo(text: str | None) -> dict[str, float]:

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from specsweep.config import Plan
 from specsweep.preflight import engines, hostchecks, warmup
 from specsweep.preflight.host import Host
-from specsweep.preflight.model import Check
+from specsweep.preflight.model import Check, fold, fold_dicts
 
 CheckFn = Callable[[Plan, Host], list[Check]]
 
 CHECKS: dict[str, CheckFn] = {
     "executable": engines.check_executables,
+    "sim_profile": engines.check_sim_profiles,
     "gpus": hostchecks.check_gpus,
     "model_identity": engines.check_models,
     "cuda_graph": engines.check_cuda_graphs,
@@ -64,8 +66,23 @@ def for_manifest(plan: Plan) -> list[dict[str, object]]:
     import logging
 
     log = logging.getLogger("specsweep.preflight")
-    checks = run_checks(plan, versions=False)
+    checks = fold(run_checks(plan, versions=False))
     for c in checks:
         if c.status != "pass":
             log.warning("preflight %s %s: %s (fix: %s)", c.status, c.config or "", c.message, c.fix)
     return [c.to_dict() for c in checks]
+
+
+def of_measurements(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """The checks a run's reports show (its manifest's ``preflight``): those of the invocations that
+    measured cells - a ``--resume`` with nothing left to run does not replace the measuring
+    invocation's host load - then each server's check once it ran (``cpu_affinity``); identical
+    findings once. Each invocation keeps its own checks (``invocations[i].preflight``); manifests
+    written before that keep their single list."""
+    invs = [i for i in manifest.get("invocations") or [] if isinstance(i, dict) and "preflight" in i]
+    if not invs:
+        return list(manifest.get("preflight") or [])
+    measured = [i for i in invs if i.get("cells_stored", i.get("cells_to_run", 0))] or invs[-1:]
+    running = [c for srv in (manifest.get("servers") or {}).values() if isinstance(srv, dict)
+               for c in srv.get("preflight") or []]  # fmt: skip
+    return fold_dicts([c for i in measured for c in i.get("preflight") or []] + running)

@@ -4,7 +4,6 @@ configs, CUDA-graph capture sizes, SGLang's DeepGEMM JIT cache, prefix caching."
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -12,9 +11,10 @@ from typing import Any
 
 from specsweep.analysis.recommend import CUDA_GRAPH_CAP, spec_tokens
 from specsweep.config import Plan, ServerConfig
+from specsweep.fingerprint import config_json_sha256
 from specsweep.preflight.host import Host
 from specsweep.preflight.model import Check
-from specsweep.servers.argv import build_argv, build_env, version_argv
+from specsweep.servers.argv import build_argv, build_env, engine_of, flag, version_argv
 
 SGLANG_GRAPH_BS_DEFAULT = 160  # sglang's --cuda-graph-max-bs default on large-memory GPUs (it varies)
 
@@ -26,32 +26,18 @@ def argv_of(cfg: ServerConfig) -> list[str]:
         return []
 
 
-def flag(argv: list[str], *names: str) -> str | None:
-    """The value of ``--name V`` / ``--name=V`` (the last one wins); "" for a bare flag."""
-    val = None
-    for i, a in enumerate(argv):
-        for n in names:
-            if a == n:
-                nxt = argv[i + 1] if i + 1 < len(argv) else ""
-                val = "" if nxt.startswith("--") else nxt
-            elif a.startswith(n + "="):
-                val = a.split("=", 1)[1]
-    return val
+__all__ = ["argv_of", "engine_of", "flag", "is_cpu_engine"]
 
 
-def engine_of(cfg: ServerConfig, argv: list[str]) -> str:
-    """vllm | sglang | llamacpp | sim | other (a ``command`` running a vLLM fork counts as vllm)."""
-    kind = cfg.spec.kind
-    if kind == "command" and argv:
-        exe = Path(argv[0]).name
-        joined = " ".join(argv[:4])
-        if exe == "vllm" or "vllm" in joined:
-            return "vllm"
-        if "sglang" in joined:
-            return "sglang"
-        if exe == "llama-server":
-            return "llamacpp"
-    return kind if kind in ("vllm", "sglang", "llamacpp", "sim") else "other"
+def is_cpu_engine(cfg: ServerConfig, argv: list[str]) -> bool:
+    """llama.cpp, the simulator, and vLLM's CPU build (its venv, python or env says cpu)."""
+    eng = engine_of(cfg, argv)
+    if eng in ("llamacpp", "sim"):
+        return True
+    if eng != "vllm":
+        return False
+    hints = " ".join([*argv[:2], cfg.spec.venv or "", cfg.spec.python or "", *cfg.spec.env]).lower()
+    return "cpu" in hints
 
 
 def check_executables(plan: Plan, host: Host, versions: bool = True) -> list[Check]:
@@ -63,7 +49,7 @@ def check_executables(plan: Plan, host: Host, versions: bool = True) -> list[Che
             continue
         exe = argv[0]
         env = build_env(cfg, 0)
-        found = host.which(exe) if os.sep not in exe else (exe if os.access(exe, os.X_OK) else None)
+        found = host.which(exe)  # shutil.which: a path is checked as it is, a name on PATH
         if found is None and cfg.spec.venv:
             found = host.which(os.path.join(cfg.spec.venv, "bin", exe))
         if found is None:
@@ -85,13 +71,37 @@ def check_executables(plan: Plan, host: Host, versions: bool = True) -> list[Che
     return out
 
 
+def sim_profile_of(argv: list[str]) -> str | None:
+    """The ``--profile`` a ``sim serve`` command line names."""
+    return flag(argv, "--profile") or None
+
+
+def check_sim_profiles(plan: Plan, host: Host | None = None) -> list[Check]:
+    """A simulated config's profile must load (a shipped name or a profile file): else its server
+    exits at launch and every cell of it fails."""
+    from specsweep.errors import SpecsweepError
+    from specsweep.sim.profile import load_profile
+
+    out = []
+    for cfg in plan.configs:
+        argv = argv_of(cfg)
+        if cfg.spec.kind != "sim" or (name := sim_profile_of(argv)) is None:
+            continue
+        try:
+            prof = load_profile(name)
+        except SpecsweepError as e:
+            out.append(Check("sim_profile", cfg.label, "fail", str(e),
+                             "name a shipped profile (listed above) or a profile file (.yaml), e.g. one "
+                             "written by specsweep sim fit"))  # fmt: skip
+            continue
+        out.append(Check("sim_profile", cfg.label, "pass", f"profile {prof.name} (k={prof.k})"))
+    return out
+
+
 def _model_fingerprint(model: str) -> str:
     """A local model dir's config.json hash (same weights dir under two names still match); else the name."""
-    p = Path(model) / "config.json"
-    try:
-        return "config.json sha256 " + hashlib.sha256(p.read_bytes()).hexdigest()[:16]
-    except OSError:
-        return model
+    h = config_json_sha256(model)
+    return f"config.json sha256 {h[:16]}" if h else model
 
 
 def check_models(plan: Plan, host: Host) -> list[Check]:
@@ -108,13 +118,26 @@ def check_models(plan: Plan, host: Host) -> list[Check]:
         )
         rev = str(cfg.params.get("revision") or flag(argv, "--revision") or "default")
         seen.setdefault((_model_fingerprint(model) if model else "(none)", rev), []).append(cfg.label)
-    if len(seen) <= 1:
-        what = next(iter(seen), ("-", "-"))
+    if not seen:
+        return [
+            Check("model_identity", None, "pass", "no served model to compare (simulated or URL configs)")
+        ]
+    if len(seen) == 1:
+        what = next(iter(seen))
         return [Check("model_identity", None, "pass", f"all configs serve {what[0]} (revision {what[1]})")]
     groups = "; ".join(f"{m} rev {r}: {', '.join(labs)}" for (m, r), labs in seen.items())
+    absent = [m for m, _r in seen if _local_path(m) and not Path(os.path.expanduser(m)).exists()]
+    if absent:
+        return [Check("model_identity", None, "skip", f"cannot compare the served models: {', '.join(absent)} "
+                      f"not on this host ({groups})", "run the pre-flight where the model directories are")]  # fmt: skip
     return [Check("model_identity", None, "warn", f"the compared configs serve different models/revisions: {groups}",
                   "serve the same target weights and revision in every config (pin --revision); if a fork needs "
                   "its own copy, check its config.json matches the base model's")]  # fmt: skip
+
+
+def _local_path(model: str) -> bool:
+    """A filesystem path, not a hub id (``org/name``)."""
+    return model.startswith(("/", "./", "../", "~")) or model.endswith(".gguf")
 
 
 def _spec_k(cfg: ServerConfig, argv: list[str]) -> int | None:
@@ -130,6 +153,14 @@ def _spec_k(cfg: ServerConfig, argv: list[str]) -> int | None:
     return spec_tokens(cfg.method or "", params)
 
 
+def _compilation_cap(argv: list[str]) -> str | None:
+    """``max_cudagraph_capture_size`` of a ``--compilation-config`` JSON."""
+    with contextlib.suppress(ValueError, TypeError, AttributeError):
+        v = json.loads(flag(argv, "--compilation-config") or "{}").get("max_cudagraph_capture_size")
+        return str(v) if isinstance(v, int) else None
+    return None
+
+
 def check_cuda_graphs(plan: Plan, host: Host) -> list[Check]:
     """vLLM captures graphs up to max_cudagraph_capture_size tokens per step: a step verifies c*(k+1)
     tokens at concurrency c, so beyond the cap it runs eagerly (the reference's c=96/128 cliff)."""
@@ -138,7 +169,7 @@ def check_cuda_graphs(plan: Plan, host: Host) -> list[Check]:
         argv = argv_of(cfg)
         eng = engine_of(cfg, argv)
         cells = plan.cells.get(cfg.label) or []
-        if eng not in ("vllm", "sglang") or not cells:
+        if eng not in ("vllm", "sglang") or not cells or is_cpu_engine(cfg, argv):  # CPU: no CUDA graphs
             continue
         c_max = max(c.max_concurrency for c in cells)
         k = _spec_k(cfg, argv) or 0
@@ -147,7 +178,9 @@ def check_cuda_graphs(plan: Plan, host: Host) -> list[Check]:
                              "drop --enforce-eager / --disable-cuda-graph unless measuring eager mode on purpose"))  # fmt: skip
             continue
         if eng == "vllm":
-            v = flag(argv, "--max-cudagraph-capture-size", "--max-seq-len-to-capture")
+            v = flag(argv, "--max-cudagraph-capture-size", "--max-seq-len-to-capture") or _compilation_cap(
+                argv
+            )
             cap = int(v) if v and v.isdigit() else CUDA_GRAPH_CAP
             need = c_max * (k + 1)
             if need > cap:

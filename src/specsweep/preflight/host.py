@@ -1,4 +1,5 @@
-"""A snapshot of the host the checks read: cores, load, CPU governors, nvidia-smi's output, executables.
+"""A snapshot of the host the checks read: cores (the machine's, and the client's own affinity), load,
+CPU governors, nvidia-smi's output, executables.
 
 ``Host.probe()`` reads the real machine; tests build a Host from recorded output instead.
 """
@@ -11,6 +12,8 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from specsweep.servers import affinity
 
 NVSMI_GPU_QUERY = [
     "nvidia-smi",
@@ -43,16 +46,9 @@ def _governors() -> list[str]:
     return out
 
 
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
 @dataclass
 class Host:
-    cpus: int
+    cpus: int  # the machine's usable cores (an engine may be pinned to any of them)
     load_1m: float  # run-queue average: other busy processes
     governors: list[str] = field(default_factory=list)
     nvidia_smi_gpus: str | None = None  # output of NVSMI_GPU_QUERY; None: no nvidia-smi
@@ -60,6 +56,16 @@ class Host:
     which: Callable[[str], str | None] = shutil.which
     run: Callable[[list[str]], str | None] = _run
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    cpu_ids: frozenset[int] | None = None  # the machine's cores; None: 0 .. cpus-1
+    client_cpus: frozenset[int] | None = None  # this process's affinity (taskset); None: every core
+
+    @property
+    def cores(self) -> frozenset[int]:
+        return self.cpu_ids if self.cpu_ids is not None else frozenset(range(self.cpus))
+
+    @property
+    def client_cores(self) -> frozenset[int]:
+        return self.client_cpus if self.client_cpus is not None else self.cores
 
     @classmethod
     def probe(cls) -> Host:
@@ -71,4 +77,7 @@ class Host:
             load = os.getloadavg()[0]
         except OSError:
             load = 0.0
-        return cls(_cpus(), load, _governors(), gpus, apps)
+        cores = affinity.host_cpus()
+        return cls(
+            len(cores), load, _governors(), gpus, apps, cpu_ids=cores, client_cpus=affinity.client_cpus()
+        )

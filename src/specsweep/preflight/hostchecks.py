@@ -1,14 +1,16 @@
-"""Checks of the host: GPUs visible, free and not shared (nvidia-smi); CPU engines' threads plus the
-client's processes against the free cores; other busy processes; CPU frequency scaling."""
+"""Checks of the host: GPUs visible, free and not shared (nvidia-smi); CPU engines' threads and the
+client's processes against the cores, each on its own when the engine is pinned (servers.affinity);
+other busy processes against the cores left free; CPU frequency scaling."""
 
 from __future__ import annotations
 
-import math
-
 from specsweep.config import Plan, ServerConfig
-from specsweep.preflight.engines import argv_of, engine_of, flag
+from specsweep.preflight.engines import argv_of, engine_of, flag, is_cpu_engine
 from specsweep.preflight.host import Host
 from specsweep.preflight.model import Check
+from specsweep.preflight.running import PINNABLE
+from specsweep.servers import affinity
+from specsweep.servers.argv import build_env
 
 GPU_BUSY_MEM_FRAC = 0.05  # memory in use on an idle GPU: a few hundred MiB of context at most
 GPU_BUSY_UTIL_PCT = 5
@@ -90,61 +92,135 @@ def check_gpus(plan: Plan, host: Host) -> list[Check]:
     return out
 
 
-def engine_threads(cfg: ServerConfig, argv: list[str]) -> int:
-    """Cores a CPU engine keeps busy: llama.cpp --threads (default: all cores), vLLM-CPU's OMP threads,
-    sim servers one."""
+def engine_cores(cfg: ServerConfig, argv: list[str], host: Host) -> frozenset[int] | None:
+    """The cores the config names for its engine (the launch pins it there); raises ValueError."""
+    env = {**host.env, **build_env(cfg, 0, base=host.env)} if engine_of(cfg, argv) == "vllm" else {}
+    return affinity.engine_cpus(engine_of(cfg, argv), argv, env)
+
+
+def engine_threads(cfg: ServerConfig, argv: list[str], pinned: frozenset[int] | None = None) -> int:
+    """Cores a CPU engine keeps busy: llama.cpp --threads (default: all cores), vLLM-CPU's bound cores
+    or OMP threads, sim servers one; 0: all cores."""
     eng = engine_of(cfg, argv)
     if eng == "llamacpp":
         v = flag(argv, "--threads", "-t")
         return int(v) if v and v.isdigit() else 0  # 0: all cores
     if eng == "sim":
         return 1
-    v = cfg.spec.env.get("VLLM_CPU_OMP_THREADS_BIND") or cfg.spec.env.get("OMP_NUM_THREADS")
+    if pinned is not None:  # VLLM_CPU_OMP_THREADS_BIND: one OMP thread per listed core
+        return len(pinned)
+    v = cfg.spec.env.get("OMP_NUM_THREADS")
     if v and v.isdigit():
         return int(v)
     return 0
 
 
-def is_cpu_engine(cfg: ServerConfig, argv: list[str]) -> bool:
-    eng = engine_of(cfg, argv)
-    if eng in ("llamacpp", "sim"):
-        return True
-    if eng != "vllm":
-        return False
-    hints = " ".join([*argv[:2], cfg.spec.venv or "", cfg.spec.python or "", *cfg.spec.env]).lower()
-    return "cpu" in hints
+def client_processes(plan: Plan) -> int:
+    workers = plan.experiment.client.workers
+    return workers + (1 if workers > 1 else 0)
+
+
+THREADS_FIX = ("llama.cpp: params threads; vLLM-CPU: env VLLM_CPU_OMP_THREADS_BIND), or run the client on "
+               "another host: an engine sharing cores with its client measures the contention (a no-spec "
+               "config swung 12x between runs)")  # fmt: skip
+
+
+def cpu_need(cfg: ServerConfig, argv: list[str], host: Host, client: int) -> int:
+    """Cores a CPU engine and its client keep busy together."""
+    try:
+        pinned = engine_cores(cfg, argv, host)
+    except ValueError:
+        pinned = None
+    return (len(pinned) if pinned else engine_threads(cfg, argv) or host.cpus) + client
 
 
 def check_cpu(plan: Plan, host: Host) -> list[Check]:
+    """The engine's threads and the client's processes against the cores: each on its own. What the
+    other processes of the host take is ``host_load``'s."""
     out = []
-    client = plan.experiment.client.workers + (1 if plan.experiment.client.workers > 1 else 0)
-    free = max(0.0, host.cpus - host.load_1m)
+    client = client_processes(plan)
     for cfg in plan.configs:
         argv = argv_of(cfg)
-        if not is_cpu_engine(cfg, argv):
-            continue
-        t = engine_threads(cfg, argv)
-        threads = t or host.cpus
-        need = threads + client
-        msg = (f"engine threads {threads}{'' if t else ' (default: all cores)'} + client processes {client} = {need} "
-               f"on {host.cpus} core(s), {free:.1f} free (load {host.load_1m:.1f})")  # fmt: skip
-        fix = (f"give the engine at most {max(1, host.cpus - client)} thread(s) (llama.cpp --threads / params "
-               "threads; vLLM-CPU VLLM_CPU_OMP_THREADS_BIND), or run the client on another host: an engine "
-               "sharing cores with its client measures the contention (a no-spec config swung 12x between runs)")  # fmt: skip
-        if need > host.cpus:
-            out.append(Check("cpu_threads", cfg.label, "fail", msg, fix))
-        elif need > math.floor(free):
-            out.append(Check("cpu_threads", cfg.label, "warn", msg + ": more than the free cores", fix))
-        else:
-            out.append(Check("cpu_threads", cfg.label, "pass", msg))
+        if is_cpu_engine(cfg, argv):
+            out.append(_cpu_check(cfg, argv, host, client))
     return out
 
 
+def _cpu_check(cfg: ServerConfig, argv: list[str], host: Host, client: int) -> Check:
+    try:
+        pinned = engine_cores(cfg, argv, host)
+    except ValueError as e:
+        return Check("cpu_threads", cfg.label, "fail", str(e), "fix the engine's core list")
+    t = engine_threads(cfg, argv, pinned)
+    threads = t or host.cpus
+    each = f"engine threads {threads}{'' if t else ' (default: all cores)'}, client processes {client}"
+    if pinned is not None:
+        return _pinned_check(cfg, host, pinned, threads, client, each)
+    need = threads + client
+    msg = f"{each}: {need} on {host.cpus} core(s)"
+    if need > host.cpus:
+        most = host.cpus - client
+        fix = (f"give the engine at most {most} thread(s) ({THREADS_FIX}" if most >= 1 else
+               f"run the client on another host, or use a host with {need} or more cores")  # fmt: skip
+        return Check("cpu_threads", cfg.label, "fail", msg, fix)
+    client_only = host.client_cores
+    if client_only < host.cores and engine_of(cfg, argv) in PINNABLE:
+        rest = affinity.format_cpu_list(host.cores - client_only)
+        return Check("cpu_threads", cfg.label, "warn", f"{msg}; the client is pinned to CPU(s) "
+                     f"{affinity.format_cpu_list(client_only)} (taskset) and the engine names no cores, so it "
+                     "inherits the client's and they share them", f"name the engine's cores: params cpu_range: "
+                     f"{rest} (llama.cpp) or env VLLM_CPU_OMP_THREADS_BIND: {rest!r} (vLLM-CPU); the launch pins "
+                     "it there")  # fmt: skip
+    return Check("cpu_threads", cfg.label, "pass", msg + " (engine not pinned)")
+
+
+def _pinned_check(
+    cfg: ServerConfig, host: Host, pinned: frozenset[int], threads: int, client: int, each: str
+) -> Check:
+    cl = affinity.format_cpu_list
+    if not pinned <= host.cores:
+        return Check("cpu_threads", cfg.label, "fail", f"the engine's cores {cl(pinned)} are not all on this "
+                     f"host (CPUs {cl(host.cores)})", f"name cores among {cl(host.cores)}")  # fmt: skip
+    own = host.client_cores - pinned
+    msg = f"{each}; engine pinned to CPU(s) {cl(pinned)}, client on CPU(s) {cl(own or host.client_cores)}"
+    if not own:
+        rest = host.cores - pinned
+        fix = (f"run the client on the other cores: taskset -c {cl(rest)} specsweep run ..." if rest else
+               f"leave a core for the client: name {len(pinned) - 1} engine core(s)" if len(pinned) > 1 else
+               "run the client on another host")  # fmt: skip
+        return Check("cpu_threads", cfg.label, "fail", msg + ": the client has no core of its own", fix)
+    if threads > len(pinned):
+        return Check("cpu_threads", cfg.label, "warn", f"{msg}: {threads} threads take turns on "
+                     f"{len(pinned)} core(s)", f"threads: {len(pinned)} (llama.cpp --threads)")  # fmt: skip
+    if client > len(own):
+        return Check("cpu_threads", cfg.label, "warn", f"{msg}: {client} client processes on {len(own)} core(s)",
+                     f"client: workers: {max(1, len(own) - 1)}, or leave the client more cores")  # fmt: skip
+    return Check("cpu_threads", cfg.label, "pass", msg)
+
+
 def check_busy(plan: Plan, host: Host) -> list[Check]:
-    if host.load_1m > 0.5 * host.cpus:
-        return [Check("host_load", None, "warn", f"load average {host.load_1m:.1f} on {host.cpus} core(s): other "
-                      "processes are busy", "stop other work on this host before measuring (see top/htop)")]  # fmt: skip
-    return [Check("host_load", None, "pass", f"load average {host.load_1m:.1f} on {host.cpus} core(s)")]
+    """Other processes' load: more than half the cores, or more than the cores a CPU engine and its
+    client leave free (one line naming the configs that need the most)."""
+    client = client_processes(plan)
+    needs: dict[str, int] = {}
+    for cfg in plan.configs:
+        argv = argv_of(cfg)
+        if is_cpu_engine(cfg, argv):
+            needs[cfg.label] = cpu_need(cfg, argv, host, client)
+    limit = 0.5 * host.cpus
+    need = max(needs.values(), default=0)
+    if need:
+        limit = min(limit, host.cpus - need + 0.5)
+    seen = f"load average {host.load_1m:.1f} on {host.cpus} core(s)"
+    if host.load_1m <= limit:
+        return [Check("host_load", None, "pass", seen)]
+    who = ""
+    if need:
+        names = ", ".join(k for k, v in needs.items() if v == need)
+        free = max(0.0, host.cpus - host.load_1m)
+        who = f"; {names}: engine and client need {need} core(s), {free:.1f} free"
+    return [Check("host_load", None, "warn", f"{seen}: other processes are busy{who}",
+                  "stop other work on this host before measuring (see top/htop)")]  # fmt: skip
 
 
 def check_governor(plan: Plan, host: Host) -> list[Check]:

@@ -8,6 +8,7 @@ import statistics
 from collections.abc import Sequence
 
 from specsweep.config import Plan
+from specsweep.preflight.engines import argv_of, engine_of
 from specsweep.preflight.host import Host
 from specsweep.preflight.model import Check
 from specsweep.records import RequestRecord
@@ -18,9 +19,14 @@ STALL_RATIO = 3.0  # their median TTFT over the rest's median that reads as a st
 
 def check_warmup_config(plan: Plan, host: Host) -> list[Check]:
     """At least one full batch of the highest level: a warmup shorter than the batch leaves CUDA graphs
-    and kernels of larger batches to the measured requests."""
+    and kernels of larger batches to the measured requests. A simulated engine has nothing to warm (no
+    graphs, no compiles, no caches to fill): its levels do not count."""
     n = plan.experiment.client.warmup_requests
-    c_max = max((c.max_concurrency for cells in plan.cells.values() for c in cells), default=1)
+    real = [cfg for cfg in plan.configs if engine_of(cfg, argv_of(cfg)) != "sim"]
+    if not real:
+        return [Check("warmup", None, "pass", f"{n} warmup request(s): simulated engines have nothing to warm "
+                      "(no CUDA graphs, compiles or caches)")]  # fmt: skip
+    c_max = max((c.max_concurrency for cfg in real for c in plan.cells.get(cfg.label) or []), default=1)
     if n == 0:
         return [Check("warmup", None, "warn", "no warmup requests: the first measured requests pay for compiles "
                       "and cache fills", f"client: warmup_requests: {max(c_max, 8)} (the reference runs used 100)")]  # fmt: skip

@@ -27,8 +27,8 @@ def anomalies(page: HtmlPage) -> str:
         for a in page.view.anomalies
     ]
     headers = [
-        (page.shared_label("col.scenario"), False),
-        (page.shared_label("col.concurrency"), True),
+        (page.shared_label("col.scenario_name"), False),
+        (page.shared_label("col.concurrency_range"), True),
         (page.shared_label("col.kind"), False),
         (page.html_string("col.configs"), False),
         (page.shared_label("col.evidence"), False),
@@ -63,7 +63,7 @@ def crossovers(page: HtmlPage) -> str:
             ]
         )
     headers = [
-        (page.shared_label("col.scenario"), False),
+        (page.shared_label("col.scenario_name"), False),
         (page.html_string("col.pair"), False),
         (page.html_string("col.metric"), False),
         (page.html_string("col.crossover_at"), True),

@@ -298,7 +298,7 @@ def findings(page: HtmlPage) -> str:
         ]
         ml = page.metric_label(g.metric)
         headers = [
-            (page.shared_label("col.concurrency"), True),
+            (page.shared_label("col.concurrency_range"), True),
             (page.shared_label("col.value_of", config=page.short(g.a), metric=ml), True),
             (page.shared_label("col.value_of", config=page.short(g.b), metric=ml), True),
             (page.shared_label("col.gap"), False),

@@ -17,6 +17,7 @@ from specsweep.report.display import (
 )
 from specsweep.report.domains_render import domains_markdown
 from specsweep.report.i18n import fmt_num, fmt_pct, label, text
+from specsweep.report.md_escape import escaped_view
 from specsweep.report.verdict_notes import picked_configs, rests_on
 from specsweep.report.view import Msg, ReportView, band_range, level_text
 
@@ -180,6 +181,7 @@ def recommendation_table(view: ReportView, lang: str) -> list[str]:
 
 def render_markdown(view: ReportView, lang: str = "en") -> str:
     i18n.check_lang(lang)
+    view = escaped_view(view)  # no string from outside becomes a line break, a link or a control code
     L = lambda k, **a: label(k, lang, **a)  # noqa: E731
     out: list[str] = [f"# {text(view.title, lang)}", ""]
     out += design_summary_md(view, lang)
@@ -245,7 +247,7 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
         for g in view.gaps:
             out += [f"**{g.scenario}**", ""]
             head = [
-                L("col.concurrency"),
+                L("col.concurrency_range"),
                 L("col.value_of", config=view.short(g.a), metric=metric),
                 L("col.value_of", config=view.short(g.b), metric=metric),
                 L("col.gap"),
@@ -336,7 +338,9 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
             ]
             for s in view.schedule
         ]
-        out += _table([L("col.scenario"), L("col.concurrency_range"), L("col.recommended")], rows, left=3)
+        out += _table(
+            [L("col.scenario_name"), L("col.concurrency_range"), L("col.recommended")], rows, left=3
+        )
         out.append("")
     flags = deployed_flags(view)
     if flags:

@@ -14,6 +14,7 @@ from specsweep.report.i18n import label, text
 from specsweep.report.markdown import winner_table
 from specsweep.report.view import ReportView, level_text
 from specsweep.term_table import fit
+from specsweep.terminal import one_line
 
 __all__ = ["print_table", "table_text", "winner_table"]
 
@@ -29,11 +30,11 @@ def build_table(view: ReportView, lang: str, width: int) -> RenderableType:
             cell = view.cell(s, c, cfg.label)
             if cell is None:
                 continue
-            rows.append(
+            rows.append(  # labels and scenario names come from outside: shown, never acted on (ESC)
                 [
-                    s,
+                    one_line(s),
                     level_text(c),
-                    view.config_name(cell),
+                    one_line(view.config_name(cell)),
                     *(value_text(view, cell, k, lang) for k in view.core_columns),
                 ]
             )
@@ -41,8 +42,8 @@ def build_table(view: ReportView, lang: str, width: int) -> RenderableType:
     problems = [a for a in view.anomalies if a.kind in PROBLEMS]
     if problems:
         lines = [label("sec.problems", lang)]
-        lines += [f"- {a.scenario} c={level_text(a.concurrency)} ({label('anomaly.' + a.kind, lang)}): {text(a.evidence, lang)}"
-                  for a in problems]  # fmt: skip
+        lines += [one_line(f"- {a.scenario} c={level_text(a.concurrency)} ({label('anomaly.' + a.kind, lang)}): "
+                           f"{text(a.evidence, lang)}") for a in problems]  # fmt: skip
         parts.append(Text("\n".join(lines)))
     return Group(*parts)
 

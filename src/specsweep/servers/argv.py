@@ -234,6 +234,34 @@ def version_argv(cfg: ServerConfig) -> list[str] | None:
     return None
 
 
+def flag(argv: list[str], *names: str) -> str | None:
+    """The value of ``--name V`` / ``--name=V`` (the last one wins); "" for a bare flag."""
+    val = None
+    for i, a in enumerate(argv):
+        for n in names:
+            if a == n:
+                nxt = argv[i + 1] if i + 1 < len(argv) else ""
+                val = "" if nxt.startswith("--") else nxt
+            elif a.startswith(n + "="):
+                val = a.split("=", 1)[1]
+    return val
+
+
+def engine_of(cfg: ServerConfig, argv: list[str]) -> str:
+    """vllm | sglang | llamacpp | sim | other (a ``command`` running a vLLM fork counts as vllm)."""
+    kind = cfg.spec.kind
+    if kind == "command" and argv:
+        exe = Path(argv[0]).name
+        joined = " ".join(argv[:4])
+        if exe == "vllm" or "vllm" in joined:
+            return "vllm"
+        if "sglang" in joined:
+            return "sglang"
+        if exe == "llama-server":
+            return "llamacpp"
+    return kind if kind in ("vllm", "sglang", "llamacpp", "sim") else "other"
+
+
 def base_url(cfg: ServerConfig, port: int | str) -> str:
     if cfg.spec.kind == "url":
         return (cfg.spec.url or "").rstrip("/")

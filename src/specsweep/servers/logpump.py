@@ -4,7 +4,9 @@ Engines print their arguments and environment at startup (vLLM's "non-default ar
 ``api_key``), and a server may echo a credential in an error: writing the pipe's lines through
 ``redact.scrub_text`` keeps those out of ``logs/``. A line that is not finished within ``IDLE_S``
 is written as it is so far (a log tail must show a prompt without a newline), and very long lines
-in pieces of ``MAX_LINE`` bytes.
+in pieces of ``MAX_LINE`` bytes. A piece never ends inside a secret: what may be the start of one
+(``redact.open_tail``: the start of a known secret, ``Bearer``, a token-shaped word) waits for the
+rest, so a secret cut at ``MAX_LINE`` or written in two goes is scrubbed whole.
 """
 
 from __future__ import annotations
@@ -58,17 +60,26 @@ class LogPump:
                     self._buf += data
                     self._write_lines()
         finally:
-            self.flush()
+            self.flush(final=True)
             with contextlib.suppress(OSError):
                 os.close(self.fd)
 
     def _write_lines(self) -> None:
         cut = self._buf.rfind(b"\n") + 1
-        if not cut and len(self._buf) >= MAX_LINE:
-            cut = len(self._buf)
         if cut:
             out, self._buf = self._buf[:cut], self._buf[cut:]
             self._emit(out)
+        if len(self._buf) >= MAX_LINE:
+            self._emit_partial()
+
+    def _emit_partial(self) -> None:
+        """Write the unfinished line so far, less an end that may begin a secret."""
+        text = self._buf.decode("utf-8", "surrogateescape")
+        keep = redact.open_tail(text)
+        head, rest = text[: len(text) - keep], text[len(text) - keep :]
+        if head:
+            self._buf = rest.encode("utf-8", "surrogateescape")
+            self._emit(head.encode("utf-8", "surrogateescape"))
 
     def _emit(self, data: bytes) -> None:
         text = data.decode("utf-8", "surrogateescape")
@@ -76,12 +87,17 @@ class LogPump:
             self.log.write(redact.scrub_text(text).encode("utf-8", "surrogateescape"))
             self.log.flush()
 
-    def flush(self) -> None:
-        """Write what is buffered (a partial line too): before a log tail is read."""
+    def flush(self, *, final: bool = False) -> None:
+        """Write what is buffered (a partial line too, less an end that may begin a secret, unless
+        ``final``): before a log tail is read, and at the end."""
         with self._lock:
-            if self._buf:
+            if not self._buf:
+                return
+            if final:
                 out, self._buf = self._buf, b""
                 self._emit(out)
+            else:
+                self._emit_partial()
 
     def close(self, timeout: float = 2.0) -> None:
         """After the process is gone: read to EOF (or give up after ``timeout``: a process that

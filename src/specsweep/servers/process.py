@@ -15,6 +15,7 @@ import socket
 import subprocess
 import time
 import uuid
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
@@ -22,8 +23,8 @@ from typing import IO, Any
 from specsweep import redact
 from specsweep.config import ServerConfig
 from specsweep.errors import ServerError
-from specsweep.servers import readiness, reap, spawn
-from specsweep.servers.argv import base_url, build_argv, build_env, version_argv
+from specsweep.servers import affinity, readiness, reap, spawn
+from specsweep.servers.argv import base_url, build_argv, build_env, engine_of, version_argv
 from specsweep.servers.logpump import LogPump
 
 log = logging.getLogger(__name__)
@@ -68,9 +69,18 @@ class ManagedServer:
     """One configuration's server; ``start`` may be called again after it died (a restart)."""
 
     def __init__(
-        self, cfg: ServerConfig, log_path: Path, *, ready_timeout_s: float = 900.0, stop_s: float = 30.0
+        self,
+        cfg: ServerConfig,
+        log_path: Path,
+        *,
+        ready_timeout_s: float = 900.0,
+        stop_s: float = 30.0,
+        on_launch: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
+        """``on_launch(record)`` journals each launch durably (``servers.reap``): called with its
+        identity before the process starts (an error there starts nothing), and with its pid after."""
         self.cfg = cfg
+        self.on_launch = on_launch
         self.log_path = log_path
         self.ready_timeout_s = cfg.spec.ready_timeout_s or ready_timeout_s
         self.stop_s = stop_s
@@ -82,6 +92,8 @@ class ManagedServer:
         self.version: str | None = None
         self.argv: list[str] | None = None
         self.launches: list[dict[str, Any]] = []
+        self.cpus: frozenset[int] | None = None  # the cores it is pinned to (pinned_cpus)
+        self.checks: list[dict[str, Any]] = []  # checks of the running server (orchestrate records them)
         self._pump: LogPump | None = None
         # register this config's secrets (auth-like params and env, secret flags, URL passwords),
         # so whatever echoes them is scrubbed wherever this runs (a Ray worker too)
@@ -94,47 +106,15 @@ class ManagedServer:
         if spec.kind == "url":
             self.base_url = base_url(self.cfg, 0)
             self.launches.append({"started_at": now_iso(), "pid": None, "port": self.port})
-        else:
-            if spec.port and not port_free(spec.host, spec.port):
-                # readiness would otherwise probe (and the cells measure) whoever listens there
-                raise ServerError(
-                    f"{self.cfg.label}: port {spec.port} on {spec.host} is already in use (another "
-                    "server listens there); stop it or set another 'port' (or none: a free one is picked)"
-                )
-            self.port = spec.port or free_port(spec.host)
-            self.argv = build_argv(self.cfg, self.port)
-            self.base_url = base_url(self.cfg, self.port)
-            env = build_env(self.cfg, self.port)
-            launch_id = uuid.uuid4().hex
-            env[reap.MARK] = launch_id  # lets the next run recognise this launch's processes
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log = self.log_path.open("ab")
-            header = (
-                f"\n===== specsweep: launch {len(self.launches) + 1} of {self.cfg.label} at {now_iso()}\n"
+        elif spec.port and not port_free(spec.host, spec.port):
+            # readiness would otherwise probe (and the cells measure) whoever listens there
+            raise ServerError(
+                f"{self.cfg.label}: port {spec.port} on {spec.host} is already in use (another "
+                "server listens there); stop it or set another 'port' (or none: a free one is picked)"
             )
-            header += f"===== argv: {redact.redact_argv(self.argv or [])}\n"
-            header += f"===== env (experiment): {redact.redact_env(dict(spec.env))}\n"
-            self._log.write(redact.scrub_text(header).encode())
-            self._log.flush()
-            read_fd, write_fd = os.pipe()
-            with spawn.held_stop_signals():  # a Ctrl-C meanwhile is raised after: process recorded
-                try:
-                    self.proc = spawn.popen(self.argv or [], stdout=write_fd, env=env)
-                except OSError as e:
-                    os.close(read_fd)
-                    self._close_log()
-                    raise ServerError(
-                        f"{self.cfg.label}: cannot start {self.argv[0] if self.argv else '?'}: "
-                        f"{e.strerror or e}"
-                    ) from e
-                finally:
-                    os.close(write_fd)
-                self._pump = LogPump(read_fd, self._log)
-                self.launches.append(
-                    {"started_at": now_iso(), "pid": self.proc.pid, "port": self.port,
-                     **reap.identity(self.proc.pid, launch_id)}
-                )  # fmt: skip
         try:
+            if spec.kind != "url":
+                self._spawn()  # a stop signal held meanwhile is raised here: the process is stopped
             self._wait_ready()
         except BaseException:
             self.stop()
@@ -142,6 +122,81 @@ class ManagedServer:
         if self.version is None:
             self.version = readiness.server_version(self.base_url) or self._version_from_command()
         self.launches[-1]["ready_at"] = now_iso()
+
+    def pinned_cpus(self) -> frozenset[int] | None:
+        """The cores the config names for its engine (``servers.affinity``), which the launch pins
+        it to; None: not pinned (none named, or no affinity on this OS). Raises ServerError on a
+        malformed list or cores this host lacks."""
+        argv = build_argv(self.cfg, 1) or []
+        try:
+            cpus = affinity.engine_cpus(engine_of(self.cfg, argv), argv, build_env(self.cfg, 1))
+        except ValueError as e:
+            raise ServerError(f"{self.cfg.label}: {e}") from None
+        if cpus is None or not affinity.supported():
+            return None
+        host = affinity.host_cpus()
+        if not cpus <= host:
+            raise ServerError(
+                f"{self.cfg.label}: the engine's cores {affinity.format_cpu_list(cpus)} are not all on this "
+                f"host; it has CPU(s) {affinity.format_cpu_list(host)}"
+            )
+        return cpus
+
+    def _spawn(self) -> None:
+        """Journal the launch, then start the process (argv, own session, log pump)."""
+        spec = self.cfg.spec
+        cpus = self.cpus = self.pinned_cpus()
+        self.port = spec.port or free_port(spec.host)
+        self.argv = build_argv(self.cfg, self.port)
+        self.base_url = base_url(self.cfg, self.port)
+        env = build_env(self.cfg, self.port)
+        launch_id = uuid.uuid4().hex
+        record = {"label": self.cfg.label, "at": now_iso(), **reap.launch_record(launch_id)}
+        env[reap.MARK] = launch_id  # lets the next run recognise this launch's processes
+        env[reap.OWNER] = record["owner"]  # ... once the specsweep that launched it is gone
+        if self.on_launch is not None:  # on disk before there is anything to reap
+            self.on_launch(record)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = self.log_path.open("ab")
+        header = f"\n===== specsweep: launch {len(self.launches) + 1} of {self.cfg.label} at {now_iso()}\n"
+        header += f"===== argv: {redact.redact_argv(self.argv or [])}\n"
+        header += f"===== env (experiment): {redact.redact_env(dict(spec.env))}\n"
+        self._log.write(redact.scrub_text(header).encode())
+        self._log.flush()
+        read_fd, write_fd = os.pipe()
+        with spawn.held_stop_signals():  # a Ctrl-C meanwhile is raised after: process recorded
+            try:
+                self.proc = spawn.popen(self.argv or [], stdout=write_fd, env=env, cpus=cpus)
+            except (OSError, subprocess.SubprocessError) as e:  # SubprocessError: pinning failed
+                os.close(read_fd)
+                self._close_log()
+                why = getattr(e, "strerror", None) or str(e)
+                if isinstance(e, subprocess.SubprocessError) and cpus:
+                    why = f"cannot pin it to CPU(s) {affinity.format_cpu_list(cpus)} here ({e})"
+                raise ServerError(
+                    f"{self.cfg.label}: cannot start {self.argv[0] if self.argv else '?'}: {why}"
+                ) from e
+            finally:
+                os.close(write_fd)
+            self._pump = LogPump(read_fd, self._log)
+            self.launches.append(
+                {"started_at": now_iso(), "pid": self.proc.pid, "port": self.port,
+                 "cpus": affinity.format_cpu_list(cpus) if cpus else None,
+                 **reap.identity(self.proc.pid, launch_id)}
+            )  # fmt: skip
+            self._journal_pid(record, self.proc.pid)
+
+    def _journal_pid(self, record: dict[str, Any], pid: int) -> None:
+        """The leader's pid (its session's id) in the journal too: best effort, the launch id is
+        what counts (the process is running: a failed write must not lose it)."""
+        if self.on_launch is None:
+            return
+        try:
+            self.on_launch({**record, "pid": pid})
+        except OSError as e:
+            log.warning(
+                "%s: could not journal the pid of launch %s: %s", self.cfg.label, record["launch_id"], e
+            )
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.ready_timeout_s
@@ -215,7 +270,14 @@ class ManagedServer:
         return self.proc.returncode if self.proc is not None else None
 
     def stop(self) -> None:
-        """Stop the whole process group: SIGTERM, wait stop_s, SIGKILL. Safe to call twice."""
+        """Stop the whole process group: SIGTERM, wait stop_s, SIGKILL. Safe to call twice.
+
+        Never cut short: a Ctrl-C or SIGTERM meanwhile (an impatient second one) is held and raised
+        once the group is gone (``spawn.held_stop_signals``)."""
+        with spawn.held_stop_signals():
+            self._stop()
+
+    def _stop(self) -> None:
         proc, self.proc = self.proc, None
         if proc is not None:
             pgid = proc.pid  # start_new_session: the leader's pid is the group id
@@ -269,6 +331,7 @@ class ManagedServer:
             "version": self.version,
             "log": self.log_path.name,
             "launches": list(self.launches),
+            "preflight": list(self.checks),
         }
 
 

@@ -8,6 +8,8 @@
   the stop signals unblocked again, and on Linux with ``PR_SET_PDEATHSIG`` SIGTERM: if specsweep
   is killed, the kernel signals the server (only the server: what it started is reaped by the next
   run, ``servers.reap``).
+- ``cpus``: the child's CPU affinity, set before exec so that every thread and process the server
+  starts inherits it (``servers.affinity``).
 """
 
 from __future__ import annotations
@@ -45,8 +47,11 @@ def held_stop_signals() -> Iterator[None]:
             signal.raise_signal(held[0])
 
 
-def popen(argv: list[str], *, stdout: int | IO[Any], env: dict[str, str]) -> subprocess.Popen[bytes]:
-    """``Popen`` of a server: no shell, stdin closed, stderr with stdout, own session."""
+def popen(
+    argv: list[str], *, stdout: int | IO[Any], env: dict[str, str], cpus: frozenset[int] | None = None
+) -> subprocess.Popen[bytes]:
+    """``Popen`` of a server: no shell, stdin closed, stderr with stdout, own session, pinned to
+    ``cpus`` when given."""
     return subprocess.Popen(
         argv,
         stdin=subprocess.DEVNULL,
@@ -54,17 +59,19 @@ def popen(argv: list[str], *, stdout: int | IO[Any], env: dict[str, str]) -> sub
         stderr=subprocess.STDOUT,
         env=env,
         start_new_session=True,
-        preexec_fn=_child_setup(os.getpid()),
+        preexec_fn=_child_setup(os.getpid(), cpus),
     )
 
 
-def _child_setup(parent: int) -> Callable[[], None]:
-    """Runs in the child between fork and exec: unblock the stop signals (the mask survives exec)
-    and ask for SIGTERM when specsweep dies."""
+def _child_setup(parent: int, cpus: frozenset[int] | None = None) -> Callable[[], None]:
+    """Runs in the child between fork and exec: unblock the stop signals (the mask survives exec),
+    pin it to ``cpus`` and ask for SIGTERM when specsweep dies."""
     prctl = _prctl()
 
     def setup() -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+        if cpus is not None:
+            os.sched_setaffinity(0, cpus)
         if prctl is not None:
             prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
             if os.getppid() != parent:  # specsweep died before the prctl: do not run orphaned

@@ -21,6 +21,19 @@ def _filter(cells: list[ObservedCell], method: str | None, ks: list[int] | None)
     return [c for c in cells if (method is None or c.method == method) and (ks is None or c.k in ks)]
 
 
+def one_method(train: list[ObservedCell]) -> str | None:
+    """The one method the training rows share: a profile models one method's drafts and step cost,
+    so rows of several (DSpark and EAGLE of a comparison run) are refused, as several k are."""
+    methods = sorted({c.method or "none" for c in train})
+    if len(methods) > 1:
+        counts = ", ".join(f"{m} ({sum((c.method or 'none') == m for c in train)} rows)" for m in methods)
+        raise UsageError(
+            f"training rows mix methods: {counts}; a profile models one method: fit each on its own "
+            f"rows with --method {methods[0]} (then --method {methods[1]}, ...)"
+        )
+    return train[0].method if train else None
+
+
 def _int_list(s: str | None) -> list[int] | None:
     if not s:
         return None
@@ -108,7 +121,8 @@ def fit_main(args: argparse.Namespace) -> int:
     train_ks = _int_list(args.spec_tokens)
     ho_ks = _int_list(args.holdout_spec_tokens)
     train = _filter(cells, args.method, train_ks)
-    holdout = _filter(cells, args.method, ho_ks) if ho_ks else []
+    method = one_method(train)
+    holdout = _filter(cells, method, ho_ks) if ho_ks else []  # the profile's method, other k
     ks = sorted({c.k for c in train})
     if args.k is None and len(ks) != 1:
         raise UsageError(f"training rows have spec tokens {ks}; name the profile's k with --k")
@@ -126,7 +140,7 @@ def fit_main(args: argparse.Namespace) -> int:
     upd: dict[str, Any] = {"name": name}
     if args.description:
         upd["description"] = args.description
-    method = args.spec_method if args.spec_method is not None else (train[0].method if train else None)
+    method = args.spec_method if args.spec_method is not None else method
     upd["spec_method"] = None if (k == 0 or method in ("none", "")) else method
     if args.model_name:
         upd["model_name"] = args.model_name

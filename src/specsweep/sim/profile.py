@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from specsweep.config_checks import load_yaml
+from specsweep.config_checks import read_yaml_file
 from specsweep.errors import ConfigError, UsageError, one_of
 
 PROFILES_DIR = Path(__file__).parent / "profiles"
@@ -161,12 +161,7 @@ def load_profile(name_or_path: str | Path) -> Profile:
             raise UsageError(
                 f"unknown simulator profile: {one_of(s, list_profiles())} (or a path to a .yaml)"
             )
-    try:
-        data = load_yaml(p.read_text(encoding="utf-8"), file=str(p))
-    except OSError as e:
-        raise ConfigError(f"cannot read profile: {e.strerror or e}", file=str(p)) from e
-    except UnicodeDecodeError as e:
-        raise ConfigError(f"not UTF-8 text (byte {e.start}): {e.reason}", file=str(p)) from e
+    data = read_yaml_file(p, "profile")
     if not isinstance(data, dict):
         raise ConfigError("expected a mapping of profile fields", file=str(p))
     try:

@@ -20,7 +20,7 @@ import numpy as np
 
 from specsweep.errors import UsageError
 from specsweep.records import RequestSpec
-from specsweep.workload.datasets import FILE_DATASETS, DatasetRef, dataset_specs
+from specsweep.workload.datasets import FILE_DATASETS, WHERE, DatasetRef, dataset_specs
 from specsweep.workload.lengths import sample_lengths
 from specsweep.workload.scenarios import Scenario
 from specsweep.workload.tokenizer import Tokenizer, corpus_text
@@ -88,7 +88,8 @@ def _from_datasets(
         refs = list(scenario.mix)
     else:
         if not scenario.dataset_path:
-            raise UsageError(f"dataset {scenario.dataset!r} needs --dataset-path (a local file)")
+            raise UsageError(f"dataset {scenario.dataset!r} needs --dataset-path (a local file; nothing is "
+                             f"downloaded): get {WHERE.get(str(scenario.dataset), 'the dataset file')}")  # fmt: skip
         refs = [DatasetRef(name=scenario.dataset, path=scenario.dataset_path)]  # type: ignore[arg-type]
     template = None
     if scenario.chat_template:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from specsweep.config_checks import read_yaml_file
 from specsweep.errors import ConfigError, UsageError, one_of
 from specsweep.workload.datasets.ref import DatasetRef
 
@@ -100,10 +100,7 @@ def default_num_prompts(concurrency: int) -> int:
 def load_scenarios(path: str | Path) -> dict[str, Scenario]:
     """User scenarios from YAML: either a mapping name -> fields or a list of {name, ...}."""
     p = Path(path)
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as e:
-        raise ConfigError(f"cannot read scenarios: {e}", file=str(p)) from e
+    data = read_yaml_file(p, "scenarios")
     if isinstance(data, dict) and "scenarios" in data:
         data = data["scenarios"]
     return parse_scenarios(data, file=str(p))

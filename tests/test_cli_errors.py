@@ -1,0 +1,36 @@
+"""Argument errors are one line naming the command once (issue 28 defect 11: the top-level parser
+printed "specsweep specsweep: error:"), and a dataset without its file says where to get it."""
+
+from __future__ import annotations
+
+import pytest
+
+from specsweep.cli import main
+
+
+@pytest.mark.parametrize(
+    ("argv", "prefix"),
+    [
+        (["--no-such-flag"], "specsweep: error: unrecognized arguments: --no-such-flag"),
+        (["no-such-command"], "specsweep: error: argument COMMAND: invalid choice: 'no-such-command'"),
+        (["sim", "fit"], "specsweep sim fit: error: the following arguments are required"),
+        (["report", "--kind", "nope", "x"], "specsweep report: error: argument --kind: invalid choice"),
+    ],
+)
+def test_argument_errors_name_the_command_once(
+    argv: list[str], prefix: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    err = capsys.readouterr().err
+    assert e.value.code == 2
+    assert err.startswith(prefix), err
+    assert "specsweep specsweep" not in err and "specsweep fit:" not in err
+
+
+def test_file_dataset_without_a_path_says_where_to_get_it(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.warns(UserWarning, match="no --tokenizer given"):
+        rc = main(["bench", "--base-url", "http://127.0.0.1:9", "--dataset-name", "spec-bench"])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "needs --dataset-path" in err and "question.jsonl of https://github.com/hemingkx/Spec-Bench" in err
