@@ -146,7 +146,9 @@ def compare(
     if unaligned is not None:
         drift_var += unaligned
     se2 = qa + qb + drift_var + extra
-    parts = [(qa, dfa), (qb, dfb)]
+    # Welch-Satterthwaite over every estimated part: the drift's variance is estimated from the same
+    # residuals (its df), an assumed noise and an unaligned run order's allowance are not
+    parts = [(qa, dfa), (qb, dfb), (drift_var - (unaligned or 0.0), model.drift_df)]
     den = sum(q * q / df for q, df in parts if q > 0 and not math.isinf(df))
     df = se2**2 / den if den > 0 else math.inf
     d = ga.mean - gb.mean

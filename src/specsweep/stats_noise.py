@@ -120,6 +120,7 @@ class NoiseModel:
     kurtosis: float = 0.0
     outliers: tuple[Outlier, ...] = ()
     domain_span: dict[str, float] = field(default_factory=dict)
+    drift_df: float = math.inf  # degrees of freedom of the drift estimate's variance (the residual df)
 
     def noise(self, config: str) -> ConfigNoise | None:
         c = self.configs.get(config)
@@ -277,7 +278,7 @@ def fit(
         mean = float(yv[m].mean() - (xb @ beta if x.shape[1] else 0.0))
         ests[k] = GroupEst(mean, int(ng[i]), xb, frozenset(dom[m].tolist()))
     outl = _outliers(e, g, ng, keys, cfg, out_cfg) if diagnostics else ()
-    return NoiseModel(out_cfg, ests, beta, v_beta, drift, kurt, outl, span)
+    return NoiseModel(out_cfg, ests, beta, v_beta, drift, kurt, outl, span, max(total_df - rank, 1.0))
 
 
 MIN_BARTLETT_GROUPS = 3

@@ -135,12 +135,14 @@ _t(
     "会低估最嘈杂测试点的噪声；请重复这些测试点，或谨慎解读其判定。",
 )
 _t(
-    "note.single_run_tails",
-    "The measured noise has heavy tails (runs far off their cell): verdicts that rest on single runs can name "
-    "false winners more often than the stated level, which a few A/A pairs cannot rule out; "
-    "repeats (repeats: 2 or more) hold it.",
-    "实测噪声有重尾（个别运行明显偏离同一测试点）：基于单次运行的判定误判胜者的频率可能高于所述水平，少量 A/A 对无法排除"
-    "这一点；重复运行（repeats: 2 及以上）可以保持该水平。",
+    "note.heavy_tails",
+    "The measured noise has heavy tails (runs far off their cell): each verdict keeps its 5% level, but a "
+    "grid of equal configs can name a false winner somewhere more often than 5% (up to ~11% under Student-t(3) "
+    "tails, docs/statistics.md), and single runs more still. Read a lone winner with care; more repeats "
+    "narrow what a far run can do.",
+    "实测噪声有重尾（个别运行明显偏离同一测试点）：每个判定仍保持 5% 的水平，但在配置相同的网格中，某处出现误判胜者的"
+    "频率可能高于 5%（Student-t(3) 重尾下可达约 11%，见 docs/statistics.md），单次运行更甚。请谨慎对待孤立的胜者；"
+    "更多重复运行可以减小偏离运行的影响。",
 )
 _t(
     "noise.min_effect",

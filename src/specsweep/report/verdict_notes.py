@@ -143,6 +143,6 @@ def model_notes(f: Findings, label: Callable[[str], str], vs: Sequence[PairVerdi
         out.append(Msg(key="note.outliers", args={"n": len(f.outliers), "list": "; ".join(cells[:8])}))
     if f.heterogeneous:
         out.append(Msg(key="note.noise_differs", args={"list": ", ".join(label(c) for c in f.heterogeneous)}))
-    if f.tails and any(min(v.n_a, v.n_b) == 1 and v.method == "t_measured_noise" for v in vs):
-        out.append(Msg(key="note.single_run_tails", args={}))
+    if f.tails and any(v.method != "z_assumed_noise" for v in vs):
+        out.append(Msg(key="note.heavy_tails", args={}))
     return out
