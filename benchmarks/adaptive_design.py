@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # a sibling helper, also when loaded by path
-from doc_section import write_between
+from doc_section import emit
 from specsweep import stats
 from specsweep.adaptive.schedule import step
 from specsweep.adaptive.types import DesignSettings, DesignState, Observation, Point
@@ -320,10 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     md = markdown(
         rows, f"python3 benchmarks/adaptive_design.py --replays {a.replays} --seed {a.seed}", DesignSettings()
     )
-    print(md)
-    if a.write:
-        write_between(Path(a.write), BEGIN, END, md)
-        print(f"wrote {a.write}", file=sys.stderr)
+    emit(md, a.write, BEGIN, END)
     return 0
 
 

@@ -3,6 +3,7 @@ around them (appended, with its markers, when the file has none yet)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 
@@ -14,3 +15,11 @@ def write_between(path: Path, begin: str, end: str, body: str) -> None:
     else:
         text = text.rstrip("\n") + "\n\n" + block + "\n"
     path.write_text(text, encoding="utf-8")
+
+
+def emit(body: str, write: str | None, begin: str, end: str) -> None:
+    """Print a benchmark's table and, with ``--write FILE``, put it in FILE between the markers."""
+    print(body)
+    if write:
+        write_between(Path(write), begin, end, body)
+        print(f"wrote {write}", file=sys.stderr)

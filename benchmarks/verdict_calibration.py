@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # a sibling helper, also when loaded by path
-from doc_section import write_between
+from doc_section import emit
 from specsweep import stats
 from specsweep.analysis.requests import log_se_of_mean
 from specsweep.stats_compare import PairTest, compare
@@ -494,10 +494,7 @@ def main(argv: list[str] | None = None) -> int:
     srows = run_shapes(a.grids, a.seed)
     cmd = f"python3 benchmarks/verdict_calibration.py --cells {a.cells} --grids {a.grids} --seed {a.seed}"
     md = markdown(rows, srows, cmd, beyond(a.cells, a.seed), reference_aa())
-    print(md)
-    if a.write:
-        write_between(Path(a.write), BEGIN, END, md)
-        print(f"wrote {a.write}", file=sys.stderr)
+    emit(md, a.write, BEGIN, END)
     return 0
 
 
