@@ -147,3 +147,13 @@ def test_the_adaptive_flag_wins_over_the_file(caplog: pytest.LogCaptureFixture) 
     off = with_design(on, False)
     assert off.experiment.adaptive is None
     assert with_design(off, False) is off
+
+
+def test_the_adaptive_flag_does_not_apply_to_a_resume(capsys: pytest.CaptureFixture[str]) -> None:
+    from specsweep.cli import main
+
+    assert main(["run", "--resume", "results/x", "--no-adaptive"]) == 2
+    assert (
+        "--no-adaptive applies to a new run; --resume continues the run as it was started"
+        in capsys.readouterr().err
+    )
