@@ -1,9 +1,11 @@
 """The whole run: every unfinished cell of a plan into its run dir, then the reports.
 
-One runner per run dir at a time (an flock on RUN_DIR/.lock). Configurations run on an executor
-chosen from ``EXECUTORS``: ``local`` (here, one after another) or ``ray`` (specsweep.executors.
-ray_executor, an optional extra loaded only when chosen). Either way each cell is written as it
-finishes, so memory stays flat in the number of cells: ``RunOutcome.rows`` reads them back.
+One runner per run dir at a time (an flock on RUN_DIR/.lock). The run goes in rounds
+(specsweep.orchestrate.rounds: interleaved or blocked repeats; the adaptive design's rounds come
+from specsweep.orchestrate.adaptive); each round's launches run on an executor chosen from
+``EXECUTORS``: ``local`` (here, one after another) or ``ray`` (specsweep.executors.ray_executor, an
+optional extra loaded only when chosen). Either way each cell is written as it finishes, so memory
+stays flat in the number of cells: ``RunOutcome.rows`` reads them back.
 
 An interrupt (SIGINT/SIGTERM -> KeyboardInterrupt) stops the servers, keeps finished cells, leaves
 nothing for the interrupted cell and marks the manifest ``interrupted``, so ``resume`` redoes
