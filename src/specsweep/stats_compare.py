@@ -151,6 +151,7 @@ def compare(
     parts = [(qa, dfa), (qb, dfb), (drift_var - (unaligned or 0.0), model.drift_df)]
     den = sum(q * q / df for q, df in parts if q > 0 and not math.isinf(df))
     df = se2**2 / den if den > 0 else math.inf
+    df = min(df, tail_df(model.kurtosis, [(qa, ga.n), (qb, gb.n)] if na_ and nb_ else []))
     d = ga.mean - gb.mean
     method = (
         "welch_t"
@@ -175,6 +176,19 @@ def compare(
             null = None
     return PairTest(d, math.sqrt(se2), df, method, ga.n, gb.n, sa, sb, na_ is not None, nb_ is not None,
                     null, blur, blur_df, unaligned is not None, drift_var)  # fmt: skip
+
+
+def tail_df(kurtosis: float, parts: list[tuple[float, int]]) -> float:
+    """The df of a t whose tails match the difference of means: a mean of n runs whose noise has
+    excess kurtosis k has excess kurtosis k / n, a difference of independent means
+    k * sum(q_i^2 / n_i) / (sum q_i)^2 (q_i: each side's variance of its mean), and a t with df v has
+    6 / (v - 4). So v = 4 + 6 / that; inf for a normal noise. The variance's df (the kurtosis cut)
+    cannot see a heavy-tailed numerator: a grid's adjustment reads exactly those tails."""
+    tot = sum(q for q, _n in parts)
+    if kurtosis <= 0 or tot <= 0:
+        return math.inf
+    k_d = kurtosis * sum(q * q / n for q, n in parts) / (tot * tot)
+    return 4.0 + 6.0 / k_d if k_d > 0 else math.inf
 
 
 def _bandwidth(x: np.ndarray) -> float:

@@ -193,3 +193,13 @@ def test_comparisons_are_antisymmetric(vals: list[float], shift: float) -> None:
     assert t1 is not None and t2 is not None
     assert t1.p_value == pytest.approx(t2.p_value) and t1.log_effect == pytest.approx(-t2.log_effect)
     assert t1.half_width(0.05) == pytest.approx(t2.half_width(0.05))
+
+
+def test_heavy_tails_give_the_reference_t_heavier_tails() -> None:
+    """A mean of n runs whose noise has excess kurtosis k has k / n; a t with v df has 6 / (v - 4):
+    two means of 3 runs of a noise with kurtosis 6 (equal variances) match a t with 10 df."""
+    from specsweep.stats_compare import tail_df
+
+    assert tail_df(6.0, [(1.0, 3), (1.0, 3)]) == pytest.approx(10.0)
+    assert tail_df(6.0, [(1.0, 1), (1.0, 1)]) == pytest.approx(6.0)  # single runs: k / 2 = 3
+    assert tail_df(0.0, [(1.0, 3), (1.0, 3)]) == math.inf
