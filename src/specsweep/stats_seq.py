@@ -6,7 +6,8 @@ A pair (two configs in one cell) is *looked at* once per look index: look 0 whil
 not measured (the first pass: the assumed noise, which only large gaps pass), then look ``j`` the
 first time both sides have ``j`` runs with measured noise (j in 1, 2, max_repeats: the sizes the
 design's rounds take a cell to). Look ``k`` spends the share ``w[k]`` of the level (fixed in
-advance, summing to 1; 0 for a size the design never stops at). The pair's sequential p value is
+advance, summing to 1; 0 for a size the design never stops at). The look at single runs is skipped
+when the measured noise has heavy tails (excess kurtosis >= SINGLE_TAILS): a skipped look is a p of 1. The pair's sequential p value is
 ``P = min_k p_k / w[k]`` over the looks it had: by the union bound ``P`` is a valid p value whatever
 the stopping (a look never made counts as p = 1, and the look at ``j`` runs a side is the test a
 fixed design of ``j`` runs would make). ``P`` only falls as looks are added, and BH is monotone in
@@ -33,6 +34,7 @@ from specsweep.stats_compare import PairTest, compare
 from specsweep.stats_noise import NoiseModel, fit
 
 ASSUMED_SHARE = 0.1  # share of the level spent on the first pass (assumed noise: only large gaps)
+SINGLE_TAILS = 1.0  # no look at single runs when the measured noise's excess kurtosis reaches this
 
 
 def look_sizes(max_repeats: int) -> tuple[int, ...]:
@@ -183,6 +185,8 @@ def sequential(
             if t is None:
                 continue
             k = look_index(t, max_repeats)
+            if k == 1 and model.kurtosis >= SINGLE_TAILS:
+                continue  # heavy tails: single runs are not judged (docs/statistics.md); the look is skipped
             seen = looks.setdefault(key, [])
             if any(lk.index == k for lk in seen) or (seen and k < seen[-1].index):
                 continue

@@ -44,7 +44,7 @@ from specsweep.adaptive.types import (
     PairStatus,
     Point,
 )
-from specsweep.stats_seq import look_sizes, look_weights
+from specsweep.stats_seq import SINGLE_TAILS, look_sizes, look_weights
 
 MIN_NOISE_CELLS = 4  # cells with repeats a config's noise rests on before its single runs are judged
 WAIT = 0.9  # round 1: a cell this likely decided from its single runs once noise is measured waits
@@ -144,7 +144,7 @@ def _waits(a: Assessment, p: Point, settings: DesignSettings) -> bool:
     """Round 1 (no noise measured yet): whether the cell's single runs are likely to decide it at the
     look with measured noise (planned at PLAN_NOISE), so its repeats can wait for that look."""
     pairs = [a.seq[k] for k in open_pairs(a, p) if k in a.seq]
-    if not pairs:
+    if not pairs or (a.model is not None and a.model.kurtosis >= SINGLE_TAILS):
         return False
     lvl = _level(a, settings, 1)
     return all(chance(sp.last.test, 1, lvl, settings.margin, PLAN_NOISE)[0] >= WAIT for sp in pairs)
