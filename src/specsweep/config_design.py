@@ -4,7 +4,7 @@ its checks against the rest of the file. Kept apart from specsweep.config, which
     adaptive:
       margin: 0.05        # configs within +-5% of each other are "equivalent"
       max_repeats: 4      # runs per config and cell at most, the first pass included
-      budget: 50%         # or seconds (3600, 90m, 2h): launches and warmups included; null: none
+      budget: 75%         # or seconds (3600, 90m, 2h): launches and warmups included; null: none
 
 ``AdaptiveOptions.settings()`` maps the section onto the rules' DesignSettings, whose defaults are
 the section's defaults (one source).

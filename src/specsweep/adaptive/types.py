@@ -39,7 +39,7 @@ class DesignSettings:
     margin: float = 0.05
     max_repeats: int = 4
     budget_s: float | None = None
-    budget_fraction: float | None = 0.5
+    budget_fraction: float | None = 0.75
     level: float = 0.05
     metric: str = "total_throughput"
 
