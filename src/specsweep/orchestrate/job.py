@@ -27,7 +27,7 @@ from specsweep.bench_types import BenchConfig, BenchOutcome
 from specsweep.config import DEFAULT_BACKEND, Cell, Experiment, Plan, ServerConfig, lossless_pair
 from specsweep.errors import SpecsweepError
 from specsweep.orchestrate.cells import failed_row, launch_failure_kind, ok_row
-from specsweep.orchestrate.signals import signals_deferred
+from specsweep.orchestrate.signals import raise_if_interrupted, signals_deferred
 from specsweep.preflight.engines import is_cpu_engine
 from specsweep.preflight.running import check_affinity
 from specsweep.records import RequestRecord
@@ -250,6 +250,7 @@ def run_config(
             fail_rest(0, *launch_error)
             return stored
         for i, (cell, repeat) in enumerate(todo):
+            raise_if_interrupted()  # a Ctrl-C whose KeyboardInterrupt was swallowed stops here
             t_cell = time.monotonic()
             if i and exp.cooldown_s:
                 time.sleep(exp.cooldown_s)
