@@ -24,7 +24,7 @@ level ``level_eff * w[k]``, so an interval excludes 0 exactly when the pair is d
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -203,6 +203,11 @@ class Decisions:
     equivalent: frozenset[PairKey]
     level_eff: float
     p_adjusted: dict[PairKey, float]
+    level_by: dict[PairKey, float] | None = None  # per pair, when families were adjusted apart
+
+    def level_of(self, k: PairKey) -> float:
+        """The per-comparison level the decisions of ``k``'s family amount to (its intervals)."""
+        return self.level_by.get(k, self.level_eff) if self.level_by else self.level_eff
 
 
 def decide(seq: dict[PairKey, SeqPair], level: float, n_family: int | None = None) -> Decisions:
@@ -220,6 +225,25 @@ def decide(seq: dict[PairKey, SeqPair], level: float, n_family: int | None = Non
     adj_eq = stats.adjust(pe, "bh")
     eq = frozenset(k for k, pa in zip(keys, adj_eq, strict=False) if pa <= level and k not in winner)
     return Decisions(winner, eq, eff, {k: float(a) for k, a in zip(keys, adj, strict=False)})
+
+
+def decide_families(seq: dict[PairKey, SeqPair], level: float, family: Callable[[PairKey], str]) -> Decisions:
+    """:func:`decide` within each family (``family(k)`` names it), every family at ``level``."""
+    groups: dict[str, dict[PairKey, SeqPair]] = {}
+    for k, sp in seq.items():
+        groups.setdefault(family(k), {})[k] = sp
+    winner: dict[PairKey, str] = {}
+    eq: set[PairKey] = set()
+    adj: dict[PairKey, float] = {}
+    level_by: dict[PairKey, float] = {}
+    for g in groups.values():
+        d = decide(g, level)
+        winner.update(d.winner)
+        eq.update(d.equivalent)
+        adj.update(d.p_adjusted)
+        level_by.update(dict.fromkeys(g, d.level_eff))
+    eff = min(level_by.values(), default=level)
+    return Decisions(winner, frozenset(eq), eff, adj, level_by)
 
 
 def log_values(values: Sequence[float], higher_is_better: bool) -> np.ndarray:

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from specsweep.adaptive.observe import settings_of
 from specsweep.config import Plan, plan_experiment
 from specsweep.errors import ConfigError
 from specsweep.loader import parse_experiment, with_design
@@ -126,6 +127,9 @@ def test_adaptive_run_dir_records_its_design(tmp_path: Path) -> None:
     s = m["design"]["settings"]
     assert m["design"]["kind"] == "adaptive"
     assert (s["margin"], s["budget_s"], s["budget_fraction"], s["max_repeats"]) == (0.03, 7200.0, None, 4)
+    # each config's method is its BH family (the rules and the report read it back)
+    assert {tuple(x) for x in s["families"]} == {(c.label, c.method or "none") for c in plan.configs}
+    assert settings_of(m) is not None and settings_of(m).families == tuple(map(tuple, s["families"]))  # type: ignore[union-attr]
 
 
 def test_the_design_and_fixed_repeats_contradict(tmp_path: Path) -> None:

@@ -103,7 +103,10 @@ def settings_of(manifest: Mapping[str, Any]) -> DesignSettings | None:
     if not isinstance(d, dict) or d.get("kind") != "adaptive" or not isinstance(d.get("settings"), dict):
         return None
     known = {f.name for f in dataclasses.fields(DesignSettings)}
-    return DesignSettings(**{k: v for k, v in d["settings"].items() if k in known})
+    kw = {k: v for k, v in d["settings"].items() if k in known}
+    fams = kw.pop("families", None) or ()  # JSON lists back to the frozen tuple of (label, method)
+    families = tuple((str(x[0]), str(x[1])) for x in fams if isinstance(x, (list, tuple)) and len(x) == 2)
+    return DesignSettings(**kw, families=families)
 
 
 @dataclass(frozen=True)

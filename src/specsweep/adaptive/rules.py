@@ -26,7 +26,7 @@ from specsweep.adaptive.types import DesignSettings, Observation, PairStatus, Po
 from specsweep.analysis.core import METRICS
 from specsweep.stats_compare import PairTest
 from specsweep.stats_noise import NoiseModel
-from specsweep.stats_seq import Decisions, PairKey, Runs, SeqPair, decide, look_weights, sequential
+from specsweep.stats_seq import Decisions, PairKey, Runs, SeqPair, decide_families, look_weights, sequential
 
 FUTILITY = 0.1  # a pair stops when its present estimate gives it less chance than this to be resolved
 PLAN_NOISE = 0.05  # a run's noise the schedule plans with before any is measured (never used to decide)
@@ -73,6 +73,13 @@ class Assessment:
     def resolved(self, k: PairKey) -> bool:
         return k in self.decisions.winner or k in self.decisions.equivalent
 
+    def family(self, k: PairKey, settings: DesignSettings) -> tuple[int, int, int]:
+        """(pairs, winners, equivalent pairs) of ``k``'s BH family so far."""
+        f = settings.family(k[1], k[2])
+        keys = [x for x in self.seq if settings.family(x[1], x[2]) == f]
+        return (len(keys), sum(1 for x in keys if x in self.decisions.winner),
+                sum(1 for x in keys if x in self.decisions.equivalent))  # fmt: skip
+
 
 def assess(
     obs: Sequence[Observation],
@@ -88,7 +95,7 @@ def assess(
     old, after = (prior.seq, prior.last_round) if prior is not None else (None, -1)
     seq = (sequential(runs, keys, max_repeats=settings.max_repeats, margin=settings.margin, prior=old, after=after)
            if runs.y.size else {})  # fmt: skip
-    dec = decide(seq, settings.level)
+    dec = decide_families(seq, settings.level, lambda k: settings.family(k[1], k[2]))
     n: dict[tuple[str, Point], int] = {}
     for c, q in zip(runs.configs, runs.cells, strict=True):
         pt = cast(Point, q)
@@ -110,14 +117,15 @@ def final_level(settings: DesignSettings, decided: int, family: int) -> float:
 
 
 def chances(
-    a: Assessment, t: PairTest, n: int, settings: DesignSettings, noise: float | None = None
+    a: Assessment, k: PairKey, t: PairTest, n: int, settings: DesignSettings, noise: float | None = None
 ) -> float:
-    """The chance a pair is resolved (a winner or equivalent, each in its own BH family) at the look
-    with ``n`` runs a side, if its present estimate were the truth."""
+    """The chance pair ``k`` is resolved (a winner or equivalent, each in its own BH family) at the
+    look with ``n`` runs a side, if its present estimate were the truth."""
     w = look_weights(settings.max_repeats)[min(n, settings.max_repeats)]
-    fam = max(len(a.seq), 1)
-    lw = settings.level * w * (len(a.decisions.winner) + 1) / fam
-    le = settings.level * w * (len(a.decisions.equivalent) + 1) / fam
+    size, won, eqs = a.family(k, settings)
+    fam = max(size, 1)
+    lw = settings.level * w * (won + 1) / fam
+    le = settings.level * w * (eqs + 1) / fam
     return max(chance(t, n, lw, settings.margin, noise)[0], chance(t, n, le, settings.margin, noise)[1])
 
 
@@ -166,7 +174,7 @@ def pair_status(a: Assessment, k: PairKey, settings: DesignSettings, stopped: st
         return PairStatus(
             p, x, y, "no_data", None, 0.0, 0.0, 0.0, a.runs.get((x, p), 0), a.runs.get((y, p), 0), 1.0
         )
-    lo, hi = sp.interval(a.decisions.level_eff)
+    lo, hi = sp.interval(a.decisions.level_of(k))
     t = sp.last.test
     win = a.winner(k)
     status = (
@@ -181,7 +189,8 @@ def pair_status(a: Assessment, k: PairKey, settings: DesignSettings, stopped: st
     more = gap = None
     if status in ("undecided", "budget"):
         gap = max(abs(t.effect), settings.margin)
-        total = more_runs(t, gap, final_level(settings, len(a.decisions.winner), len(a.seq)))
+        size, won, _eq = a.family(k, settings)
+        total = more_runs(t, gap, final_level(settings, won, size))
         more = None if total is None else max(total - min(t.n_a, t.n_b), 1)
     return PairStatus(p, x, y, status, win, t.effect, math.expm1(lo), math.expm1(hi), t.n_a, t.n_b,  # type: ignore[arg-type]
                       min(1.0, sp.p_seq), more, gap)  # fmt: skip
@@ -209,4 +218,4 @@ def futile(a: Assessment, k: PairKey, settings: DesignSettings) -> bool:
     t = sp.last.test
     if not (t.measured_a and t.measured_b):
         return False
-    return chances(a, t, settings.max_repeats, settings) < FUTILITY
+    return chances(a, k, t, settings.max_repeats, settings) < FUTILITY

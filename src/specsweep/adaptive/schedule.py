@@ -44,7 +44,7 @@ from specsweep.adaptive.types import (
     PairStatus,
     Point,
 )
-from specsweep.stats_seq import SINGLE_TAILS, look_sizes, look_weights
+from specsweep.stats_seq import SINGLE_TAILS, PairKey, look_sizes, look_weights
 
 MIN_NOISE_CELLS = 4  # cells with repeats a config's noise rests on before its single runs are judged
 WAIT = 0.9  # round 1: a cell this likely decided from its single runs once noise is measured waits
@@ -117,12 +117,12 @@ def target(n: int, settings: DesignSettings) -> int:
     return next((j for j in look_sizes(settings.max_repeats) if j > n), settings.max_repeats)
 
 
-def _level(a: Assessment, settings: DesignSettings, n: int) -> float:
-    """The per-pair level of a look at ``n`` runs a side if one more pair were decided there (BH)."""
+def _level(a: Assessment, k: PairKey, settings: DesignSettings, n: int) -> float:
+    """The per-pair level of a look at ``n`` runs a side if one more pair of ``k``'s family were
+    decided there (BH within the family)."""
     w = look_weights(settings.max_repeats)
-    return (
-        settings.level * w[min(n, settings.max_repeats)] * (len(a.decisions.winner) + 1) / max(len(a.seq), 1)
-    )
+    size, won, _eq = a.family(k, settings)
+    return settings.level * w[min(n, settings.max_repeats)] * (won + 1) / max(size, 1)
 
 
 def _value(a: Assessment, p: Point, settings: DesignSettings) -> float:
@@ -136,18 +136,20 @@ def _value(a: Assessment, p: Point, settings: DesignSettings) -> float:
         t = sp.last.test
         measured = t.measured_a and t.measured_b
         n = target(min(t.n_a, t.n_b), settings)
-        best = max(best, chances(a, t, n, settings, None if measured else PLAN_NOISE))
+        best = max(best, chances(a, k, t, n, settings, None if measured else PLAN_NOISE))
     return best
 
 
 def _waits(a: Assessment, p: Point, settings: DesignSettings) -> bool:
     """Round 1 (no noise measured yet): whether the cell's single runs are likely to decide it at the
     look with measured noise (planned at PLAN_NOISE), so its repeats can wait for that look."""
-    pairs = [a.seq[k] for k in open_pairs(a, p) if k in a.seq]
-    if not pairs or (a.model is not None and a.model.kurtosis >= SINGLE_TAILS):
+    keys = [k for k in open_pairs(a, p) if k in a.seq]
+    if not keys or (a.model is not None and a.model.kurtosis >= SINGLE_TAILS):
         return False
-    lvl = _level(a, settings, 1)
-    return all(chance(sp.last.test, 1, lvl, settings.margin, PLAN_NOISE)[0] >= WAIT for sp in pairs)
+    return all(
+        chance(a.seq[k].last.test, 1, _level(a, k, settings, 1), settings.margin, PLAN_NOISE)[0] >= WAIT
+        for k in keys
+    )
 
 
 def _noise_runs(a: Assessment, running: Todo, costs: Costs) -> dict[str, list[Point]]:

@@ -34,6 +34,10 @@ class DesignSettings:
     max_repeats); ``budget_fraction``: or at most this fraction of what the same grid with
     ``repeats: 3`` would cost (estimated from the first pass). The smaller of the two applies.
     ``level``: the false-winner rate per family the design keeps (Benjamini-Hochberg over the grid).
+    ``families``: (config label, method) pairs. The pairs of two configs of one method (what a sweep
+    report compares) form one family per method, the pairs across methods another, each adjusted on
+    its own, so easy wins over a far-behind method cannot loosen the threshold for the close
+    comparisons within a method; empty: one family. The orchestrator fills it from the plan.
     """
 
     margin: float = 0.05
@@ -42,6 +46,15 @@ class DesignSettings:
     budget_fraction: float | None = 0.75
     level: float = 0.05
     metric: str = "total_throughput"
+    families: tuple[tuple[str, str], ...] = ()
+
+    def family(self, a: str, b: str) -> str:
+        """The family of the pair (a, b): ``within:METHOD`` or ``across`` (``all`` without families)."""
+        fam = dict(self.families)
+        if not fam:
+            return "all"
+        fa, fb = fam.get(a, a), fam.get(b, b)
+        return f"within:{fa}" if fa == fb else "across"
 
 
 @dataclass(frozen=True)

@@ -142,6 +142,7 @@ class PairVerdict:
     equivalent: bool = False  # the adaptive design showed the two within +-margin (a tie)
     looks: int = 1  # looks at the data behind the verdict (the adaptive design's rounds)
     se_shared: float = 0.0  # the part of se_log every cell shares (the drift estimate's)
+    sequential: bool = False  # decided by the adaptive design's sequential rule (stats_seq)
 
 
 @dataclass

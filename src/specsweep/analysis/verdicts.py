@@ -155,6 +155,7 @@ def _verdicts(
                 repeats_needed=need, se_log=test.se, df=None if math.isinf(test.df) else test.df,
                 noise_a=test.sigma_a, noise_b=test.sigma_b, gated=gated, equivalent=eq,
                 looks=len(f.seq.looks) if f.seq is not None else 1, se_shared=math.sqrt(test.shared_var),
+                sequential=f.seq is not None,
             )
         )  # fmt: skip
     return VerdictList(out)

@@ -26,6 +26,7 @@ from specsweep.adaptive.types import Batch, DesignState, Launch, Point
 from specsweep.config import Cell, Plan
 from specsweep.errors import SpecsweepError
 from specsweep.orchestrate.job import ConfigJob, Observer, no_observer
+from specsweep.orchestrate.rounds import design_settings
 from specsweep.run_secrets import stored_id
 from specsweep.store import RunDir
 
@@ -64,7 +65,7 @@ class Design:
             )
         self.plan = plan
         self.rules = plan_next
-        self.settings = exp.adaptive.settings()
+        self.settings = design_settings(plan)
         self.configs = [c.label for c in plan.configs]
         self.points = list(dict.fromkeys((c.scenario, c.max_concurrency) for c in plan.all_cells()))
         self.cells: dict[tuple[str, Point], Cell] = {

@@ -21,9 +21,10 @@ kind and the launch order of every round (``run_order_record``).
 from __future__ import annotations
 
 from collections.abc import Container, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from specsweep.adaptive.types import DesignSettings
 from specsweep.config import Cell, Plan, ServerConfig
 
 RUN_ORDERS = ("interleaved", "blocked", "adaptive")
@@ -88,10 +89,19 @@ def run_order_record(plan: Plan) -> dict[str, Any]:
     return {"kind": kind, "rounds": [[x.cfg.label for x in r.launches] for r in rounds(plan)]}
 
 
+def design_settings(plan: Plan) -> DesignSettings:
+    """The experiment's ``adaptive:`` settings, with each config's method as its BH family (the
+    pairs within a method, what its sweep report compares, are adjusted apart from the pairs across
+    methods: DesignSettings.families)."""
+    assert plan.experiment.adaptive is not None
+    fams = tuple((c.label, c.method or "none") for c in plan.configs)
+    return replace(plan.experiment.adaptive.settings(), families=fams)
+
+
 def order_records(plan: Plan) -> dict[str, Any]:
     """The manifest's ``run_order`` and, for the adaptive design, ``design`` (its settings: what the
     report needs to read the design's verdicts back from the rows)."""
     out: dict[str, Any] = {"run_order": run_order_record(plan)}
     if plan.experiment.adaptive is not None:
-        out["design"] = {"kind": "adaptive", "settings": asdict(plan.experiment.adaptive.settings())}
+        out["design"] = {"kind": "adaptive", "settings": asdict(design_settings(plan))}
     return out

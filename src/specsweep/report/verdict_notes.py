@@ -29,7 +29,7 @@ def rule_msg(vs: Sequence[PairVerdict]) -> Msg | None:
         return None
     method = Counter(v.method for v in vs).most_common(1)[0][0]
     return Msg(
-        key="verdict.rule",
+        key="verdict.rule_seq" if any(v.sequential for v in vs) else "verdict.rule",
         args={"test": f"test.{method}", "level": vs[0].level, "adj": f"adj.{vs[0].adjustment}",
               "m": vs[0].n_compared, "runs": _runs(vs)},
     )  # fmt: skip

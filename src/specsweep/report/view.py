@@ -201,6 +201,7 @@ class Verdict(_Frozen):
     equivalent: bool = False  # the adaptive design showed a and b within its margin
     looks: int = 1  # looks at the data the verdict rests on (rounds of the adaptive design)
     se_shared: float = 0.0  # the part of se_log every cell shares (the drift estimate's)
+    sequential: bool = False  # decided by the adaptive design's sequential rule
 
 
 class WinnerRow(_Frozen):
