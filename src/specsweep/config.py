@@ -25,6 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from specsweep import config_checks as checks
+from specsweep.config_design import AdaptiveOptions, check_design
 from specsweep.errors import ConfigError, one_of
 from specsweep.labels import default_label, label_values, make_cell_id
 from specsweep.templates import TemplateError, substitute
@@ -269,6 +270,10 @@ class Experiment(_Model):
     workloads: list[Workload] = Field(min_length=1)
     client: ClientOptions = Field(default_factory=ClientOptions)
     repeats: checks.Repeats = 1
+    # how repeats are ordered: interleaved rounds (each config launched once per round, the order
+    # alternating) or blocked (one launch per config, its repeats back to back)
+    run_order: Literal["interleaved", "blocked"] = "interleaved"
+    adaptive: AdaptiveOptions | None = None  # the sequential design (run --adaptive); replaces repeats
     timeouts: Timeouts = Field(default_factory=Timeouts)
     cooldown_s: checks.Finite = Field(default=0.0, ge=0)  # pause between cells
     max_restarts: int = Field(default=3, ge=0)  # per config: server restarts after it died
@@ -439,6 +444,7 @@ def plan_experiment(
     if exp.lossless is not None:
         _check_lossless_labels(exp.lossless, [c.label for c in configs], file)
     checks.check_baseline(exp.report.baseline, [c.label for c in configs], file)
+    check_design(exp, file)
     plan = Plan(experiment=exp, scenarios=catalog, configs=configs)
     for cfg in configs:
         cells: list[Cell] = []

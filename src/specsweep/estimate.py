@@ -197,11 +197,13 @@ def estimate_plan(
             s[1] += cell_guess_s(plan, *hit)
     own, scale = _scales(spent)
     total, todo = 0.0, 0
+    interleaved = plan.experiment.run_order == "interleaved"
     for cfg in plan.configs:
         n = plan.todo(done, cfg.label)
-        if n:
+        if n:  # interleaved: a launch per round with work (a blocked run: one)
             k = own.get(cfg.label, scale)
-            total += startup_guess_s(cfg) + sum(cell_guess_s(plan, cfg, c) for c, _r in n) * k
+            launches = len({r for _c, r in n}) if interleaved else 1
+            total += startup_guess_s(cfg) * launches + sum(cell_guess_s(plan, cfg, c) for c, _r in n) * k
             todo += len(n)
     skipped = sum(1 for c in by_id for r in range(plan.experiment.repeats) if (c, r) in done)
     return PlanEstimate(total, todo, skipped, scale)
@@ -211,13 +213,31 @@ def estimate_plan(
 class Eta:
     """Remaining time of a running grid: each config's guesses left, scaled by measured / guessed time
     of its own finished cells (a config with none yet: of all finished cells), plus the starts left,
-    scaled by the starts so far."""
+    scaled by the starts so far.
+
+    ``todo``: the runs to make ((cell, repeat), default: the plan's unfinished ones) and ``launches``:
+    the server launches to make, by label in order (default: one per config with work; interleaved
+    rounds launch a config once per round). The adaptive design adds each round's as it is decided
+    (``add``)."""
 
     plan: Plan
     finished: set[tuple[str, int]] = field(default_factory=set)
+    todo: list[tuple[Cell, int]] | None = None
+    launches: list[str] | None = None
     _spent: dict[str, list[float]] = field(default_factory=dict)  # label -> [measured, guessed]
-    _started: set[str] = field(default_factory=set)
     _startup: list[float] = field(default_factory=lambda: [0.0, 0.0])
+
+    def __post_init__(self) -> None:
+        if self.todo is None:
+            self.todo = self.plan.todo(self.finished)
+        if self.launches is None:
+            self.launches = list(dict.fromkeys(c.label for c, _r in self.todo))
+
+    def add(self, runs: Iterable[tuple[Cell, int]], launches: Iterable[str]) -> None:
+        """More work: a round the adaptive design decided on."""
+        assert self.todo is not None and self.launches is not None
+        self.todo.extend(runs)
+        self.launches.extend(launches)
 
     def _cfg(self, label: str) -> ServerConfig | None:
         return next((c for c in self.plan.configs if c.label == label), None)
@@ -230,22 +250,23 @@ class Eta:
             s[0] += seconds
             s[1] += cell_guess_s(self.plan, cfg, cell)
 
-    def server_ready(self, label: str, seconds: float) -> None:
+    def server_ready(self, label: str, seconds: float, restart: bool = False) -> None:
+        """A launch made (a restart after a death is not one of the planned launches)."""
         cfg = self._cfg(label)
-        if cfg is not None and label not in self._started:
-            self._started.add(label)
+        assert self.launches is not None
+        if cfg is not None and label in self.launches and not restart:
+            self.launches.remove(label)
             self._startup[0] += seconds
             self._startup[1] += startup_guess_s(cfg)
 
     def remaining_s(self) -> float:
+        assert self.todo is not None and self.launches is not None
         su = self._startup[0] / self._startup[1] if self._startup[1] > 0 else 1.0
         own, pace = _scales(self._spent)
-        total = 0.0
-        for cfg in self.plan.configs:
-            left = [c for c, _r in self.plan.todo(self.finished, cfg.label)]
-            if left:
-                k = own.get(cfg.label, pace)
-                total += sum(cell_guess_s(self.plan, cfg, c) for c in left) * k
-                if cfg.label not in self._started:
-                    total += startup_guess_s(cfg) * su
+        by_label = {c.label: c for c in self.plan.configs}
+        total = sum(startup_guess_s(by_label[x]) * su for x in self.launches if x in by_label)
+        for c, r in self.todo:
+            cfg = by_label.get(c.label)
+            if cfg is not None and (c.cell_id, r) not in self.finished:
+                total += cell_guess_s(self.plan, cfg, c) * own.get(c.label, pace)
         return total

@@ -10,6 +10,7 @@ manifest with, so both paths check the same things.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,12 @@ from pydantic import BaseModel, ValidationError
 from specsweep import config_checks as checks
 from specsweep import redact
 from specsweep.config import Experiment, Plan, plan_experiment
+from specsweep.config_design import AdaptiveOptions
 from specsweep.errors import ConfigError
 from specsweep.servers.argv import check_templates
 from specsweep.templates import expand_env_vars
+
+log = logging.getLogger(__name__)
 
 
 def _loc(loc: tuple[Any, ...]) -> str:
@@ -91,3 +95,24 @@ def load_experiment(path: str | Path) -> tuple[Experiment, Plan]:
     data = expand_env_vars(data, file=str(p))
     exp = parse_experiment(data, file=str(p), default_name=p.stem)
     return exp, plan_of(exp, file=str(p))
+
+
+def with_design(plan: Plan, on: bool, file: str | None = None) -> Plan:
+    """``plan`` with the adaptive design on (the file's ``adaptive:`` section, else the defaults) or
+    off: ``run --adaptive`` / ``--no-adaptive``. The flag wins over the file: with the design on, the
+    file's ``repeats`` and ``run_order`` give way, with a note."""
+    exp = plan.experiment
+    if on == (exp.adaptive is not None):
+        return plan
+    update: dict[str, Any] = {"adaptive": AdaptiveOptions() if on else None}
+    if on and exp.repeats != 1:
+        log.warning(
+            "--adaptive: the design chooses the repeats; the file's 'repeats: %d' is not used", exp.repeats
+        )
+        update["repeats"] = 1
+    if on and exp.run_order != "interleaved":
+        log.warning(
+            "--adaptive: the design runs in rounds; the file's 'run_order: %s' is not used", exp.run_order
+        )
+        update["run_order"] = "interleaved"
+    return plan_of(exp.model_copy(update=update), file=file)

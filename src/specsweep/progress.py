@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import deque
+from collections import Counter, deque
 from typing import Any
 
 from rich.markup import escape as markup_escape
 
+from specsweep.adaptive import observe
 from specsweep.config import Plan
 from specsweep.estimate import (
     Eta,
@@ -67,6 +68,7 @@ class _Clock:
         self.done = 0
         self.total = 0
         self._cell_t0 = self._srv_t0 = time.monotonic()
+        self._restart = False
 
     def event(self, event: str, d: dict[str, Any]) -> None:
         now = time.monotonic()
@@ -74,11 +76,18 @@ class _Clock:
             self.total = d["todo"]
             plan = d.get("plan")
             if isinstance(plan, Plan):
-                self.eta = Eta(plan, set(d.get("finished_cells") or ()))
+                todo = d.get("todo_runs")
+                self.eta = Eta(plan, set(d.get("finished_cells") or ()), None if todo is None else list(todo),
+                               d.get("launches"))  # fmt: skip
+        elif event == "round_start" and d.get("todo_runs") is not None:  # the adaptive design's rounds
+            self.total += d["runs"]
+            if self.eta is not None:
+                self.eta.add(d["todo_runs"], d["launches"])
         elif event == "server_start":
             self._srv_t0 = now
+            self._restart = bool(d.get("restart"))
         elif event == "server_ready" and self.eta is not None:
-            self.eta.server_ready(d["label"], now - self._srv_t0)
+            self.eta.server_ready(d["label"], now - self._srv_t0, self._restart)
             self._cell_t0 = now
         elif event == "cell_start":
             self._cell_t0 = now
@@ -90,6 +99,32 @@ class _Clock:
 
     def eta_text(self) -> str:
         return fmt_duration(self.eta.remaining_s()) if self.eta is not None else "?"
+
+
+def round_text(d: dict[str, Any]) -> str:
+    """A round as it starts: its launches and runs; for the adaptive design, why, how many cells are
+    still undecided and what is left of the budget (the total is not known up front)."""
+    r = d["round"]
+    head = f"round {r}" if r is not None else "launches"
+    text = f"{head}: {d['runs']} run(s) in {len(d['launches'])} launch(es)"
+    state, settings = d.get("state"), d.get("settings")
+    if d.get("reason"):
+        text += f" ({d['reason']})"
+    if state is not None and settings is not None:
+        text += f"; {observe.undecided(state)} cell(s) undecided; spent {fmt_duration(state.spent_s)}"
+        limit = observe.budget_s(state, settings)
+        if limit is not None:
+            text += f" of a {fmt_duration(limit)} budget"
+    return text
+
+
+def design_text(d: dict[str, Any]) -> str:
+    """The adaptive design's end: how its cells stopped, and its time against a ``repeats: 3`` grid."""
+    state = d["state"]
+    kinds = Counter(c.status for c in state.cells)
+    parts = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+    return (f"design finished after {d['rounds']} round(s): {parts}; spent {fmt_duration(state.spent_s)}, "
+            f"the same grid with repeats: 3 about {fmt_duration(state.baseline_s)}")  # fmt: skip
 
 
 class QuietObserver:
@@ -104,7 +139,10 @@ class QuietObserver:
 
     def __call__(self, event: str, d: dict[str, Any]) -> None:
         self.clock.event(event, d)
-        if event == "run_start":
+        if event == "run_start" and d.get("adaptive"):
+            log.info("adaptive design: the first pass, then only what is still undecided, round by round "
+                     "(%d run(s) stored already)", d["finished"])  # fmt: skip
+        elif event == "run_start":
             log.info("%d benchmark run(s) to do (%d already finished); estimated %s", d["todo"], d["finished"],
                      self.clock.eta_text())  # fmt: skip
         elif event == "server_start":
@@ -130,6 +168,10 @@ class QuietObserver:
                 r["status"], _fmt(r.get("total_throughput")), _fmt(r.get("mean_tpot_ms"), 2),
                 extra.split("\n", 1)[0], self.clock.eta_text(),
             )  # fmt: skip
+        elif event == "round_start":
+            log.info("%s", plain(round_text(d)))
+        elif event == "design_done":
+            log.info("%s", design_text(d))
         elif event == "reports":
             log.info("writing the reports")
         elif event == "run_end":
@@ -203,6 +245,11 @@ class LiveObserver:
         self.clock.event(event, d)
         if event == "run_start":
             self.progress.update(self.task, total=d["todo"])
+        elif event == "round_start":
+            self.progress.update(self.task, total=self.clock.total)
+            self.console.print(escape(round_text(d)))
+        elif event == "design_done":
+            self.console.print(escape(design_text(d)))
         elif event == "server_start":
             self.status = f"{'restarting' if d['restart'] else 'starting'} server {d['label']} ..."
         elif event == "server_ready":

@@ -76,7 +76,9 @@ def test_aa_runs_set_the_noise_floor(tmp_path: Path) -> None:
     v = build_view([tmp_path], "sweep")
     assert v.noise.source == "aa" and v.noise.floor == pytest.approx(0.02)
     (ver,) = v.verdicts
-    assert ver.basis == "aa_floor"
+    # st=3's A/A pair measures st=3's noise only: st=5's side rests on the assumed noise
+    assert ver.basis == "aa+default_floor" and ver.noise_b == pytest.approx(0.10)
+    assert 0 < ver.noise_a < 0.05
 
 
 def test_missing_cells_are_shown_not_invented(tmp_path: Path) -> None:

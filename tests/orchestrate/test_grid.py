@@ -107,8 +107,13 @@ def test_grid_writes_every_cell(tmp_path: Path) -> None:
     assert r0["concurrency"] == 0.97  # the bench's own key stays as it is
     assert r0["status"] == "ok" and r0["error"] is None and r0["server_version"] == "fake-1.2.3"
     assert rd.read_records(r0["cell_id"], 0)[0].prompt_len == 3
-    # one launch per config, bench configs carry the cell
-    assert len(ev.pids()) == 3
+    # interleaved rounds: each config launched once per round, the order alternating; bench
+    # configs carry the cell
+    assert len(ev.pids()) == 6
+    starts = [d["label"] for e, d in ev.log if e == "server_start"]
+    assert starts == ["A(st=3)", "A(st=5)", "B", "B", "A(st=5)", "A(st=3)"]
+    assert [r["round"] for r in rows] == [r["repeat"] for r in rows] == [0] * 6 + [1] * 6
+    assert [r["seq"] for r in rows] == list(range(12))
     assert bench.calls[0].max_concurrency == 1 and bench.calls[0].num_prompts == 4
     assert bench.calls[0].backend == "openai" and bench.calls[0].model == "fake-model"
     m = rd.manifest
@@ -116,7 +121,7 @@ def test_grid_writes_every_cell(tmp_path: Path) -> None:
     assert [p["cell_id"] for p in m["plan"]] == [c.cell_id for c in plan.all_cells()]
     assert m["config"]["servers"][0]["grid"] == {"st": [3, 5]}
     srv = m["servers"]["A(st=5)"]
-    assert srv["version"] == "fake-1.2.3" and srv["argv"][-2:] == ["--tag", "5"] and len(srv["launches"]) == 1
+    assert srv["version"] == "fake-1.2.3" and srv["argv"][-2:] == ["--tag", "5"] and len(srv["launches"]) == 2
     assert {p.name for p in (rd.path / "logs").iterdir()} == {
         log_file_name(x) for x in ("A(st=3)", "A(st=5)", "B")
     }

@@ -284,9 +284,9 @@ def test_json_views(results: Path, tmp_path: Path, lang: str) -> None:
 
 def test_measured_repeats_decide_the_reference_crossover(reference_dir: Path, tmp_path: Path) -> None:
     """The reference DSpark data as 3 repeats per cell with 3% run-to-run noise (seeded): with the noise
-    measured, stress_standard c=128 (31.4%) is decided for st=3, chat_standard c=64 (0.9%) stays a tie
-    and the st=3 / st=5 crossover lies between c=64 and c=96 - what single runs on the assumed 10%
-    noise cannot resolve (test_json_views)."""
+    measured, stress_standard c=128 (31.4%) is decided for st=3, chat_standard c=64 (0.9%: st=3 ahead)
+    is never decided for st=5 and the st=3 / st=5 crossover lies between c=64 and c=96 - what single
+    runs on the assumed 10% noise cannot resolve (test_json_views)."""
     rows = [r for r in seed_rows(reference_dir) if r["method"] == "dspark"]
     rng = np.random.default_rng(14)
     out = tmp_path / "results"
@@ -312,7 +312,9 @@ def test_measured_repeats_decide_the_reference_crossover(reference_dir: Path, tm
     c128 = v[("stress_standard", 128)]
     assert c128["method"] == "welch_t" and (c128["n_a"], c128["n_b"]) == (3, 3)
     assert c128["winner"] == "DSpark(st=3)" and c128["detectable_effect"] < 0.2
-    assert v[("chat_standard", 64)]["verdict"] == "tie"
+    # each config's noise pooled over its 18 cells resolves ~6%: a 0.9% gap may come out decided, for
+    # the config that is truly ahead (with this seed its three runs came out 6% ahead), never the other
+    assert v[("chat_standard", 64)]["winner"] in (None, "DSpark(st=3)")
     x = [c for c in sweep["crossovers"] if c["scenario"] == "stress_standard"]
     assert len(x) == 1 and (x[0]["low"], x[0]["high"]) == (64, 96) and 64 <= x[0]["concurrency"] <= 96
     assert {x[0]["a"], x[0]["b"]} == {"DSpark(st=3)", "DSpark(st=5)"}

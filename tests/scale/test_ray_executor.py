@@ -205,3 +205,28 @@ def test_interrupt_cancels_tasks_and_stops_servers(cluster: None, tmp_path: Path
     out = execute(plan, rd, executor="ray", reports=False)
     assert len(out.rows) == 1 and rd.finished() == {(c.cell_id, 0) for c in plan.all_cells()}
     assert not Path(events.of("server_ready")[0]["scratch"]).exists()
+
+
+def test_ray_runs_the_design_a_round_at_a_time(cluster: None, tmp_path: Path) -> None:
+    """--executor ray with the adaptive design: each round's launches are Ray tasks (one per config
+    with runs in it), the next round asked for once the last task of a round is stored."""
+    from tests.orchestrate.design_fakes import RepeatRules
+
+    servers = [{**SIM, "name": "a"}, {**SIM, "name": "b"}]
+    data = {"name": "scale", "servers": servers, "adaptive": {"max_repeats": 2},
+            "workloads": [{"scenarios": ["chat_short"], "concurrency": [2], "num_prompts": 4}],
+            "client": {"warmup_requests": 1, "warmup_sleep_s": 0}, "timeouts": {"ready_s": 60, "stop_s": 5}}  # fmt: skip
+    plan = plan_experiment(parse_experiment(data))
+    rd = create_run_dir(plan, tmp_path)
+    events = Events()
+    execute(plan, rd, executor="ray", observer=events, reports=False, plan_next=RepeatRules())
+    rows = rd.summary()
+    assert sorted((r["label"], r["round"], r["repeat"]) for r in rows) == [
+        ("a", 0, 0), ("a", 1, 1), ("b", 0, 0), ("b", 1, 1)
+    ]  # fmt: skip
+    assert {r["executor"] for r in rows} == {"ray"} and [r["seq"] for r in rows] == [0, 1, 2, 3]
+    assert rd.manifest["run_order"] == {"kind": "adaptive", "rounds": [["a", "b"], ["b", "a"]]}
+    submits = [d["label"] for d in events.of("ray_submit")]
+    assert submits == ["a", "b", "b", "a"]  # a task per launch, round by round
+    assert len(rd.manifest["servers"]["a"]["launches"]) == 2  # both rounds' launches recorded
+    assert wait_gone([d["pid"] for d in events.of("server_ready")], timeout=15) == []

@@ -1,6 +1,10 @@
 """What the orchestrator and the design's rules exchange: observations in, decisions and the next
 batch out. Frozen dataclasses only (picklable for the Ray executor, comparable in tests).
 
+Changes since the lead's first version (for the orchestration side): ``CellStatus.stopped_by`` may
+also be "futile" (a pair that max_repeats runs would not resolve even if its estimate were right;
+the cell's status is then "undecided"), and "no_data" cells have an empty ``stopped_by``.
+
 Vocabulary:
 - a *run* is one (config, cell) measurement, a summary row; its ``repeat`` numbers the runs of
   that (config, cell) from 0, so (cell_id, repeat) stays the store's resume key;
@@ -30,14 +34,27 @@ class DesignSettings:
     max_repeats); ``budget_fraction``: or at most this fraction of what the same grid with
     ``repeats: 3`` would cost (estimated from the first pass). The smaller of the two applies.
     ``level``: the false-winner rate per family the design keeps (Benjamini-Hochberg over the grid).
+    ``families``: (config label, method) pairs. The pairs of two configs of one method (what a sweep
+    report compares) form one family per method, the pairs across methods another, each adjusted on
+    its own, so easy wins over a far-behind method cannot loosen the threshold for the close
+    comparisons within a method; empty: one family. The orchestrator fills it from the plan.
     """
 
     margin: float = 0.05
     max_repeats: int = 4
     budget_s: float | None = None
-    budget_fraction: float | None = 0.5
+    budget_fraction: float | None = 0.75
     level: float = 0.05
     metric: str = "total_throughput"
+    families: tuple[tuple[str, str], ...] = ()
+
+    def family(self, a: str, b: str) -> str:
+        """The family of the pair (a, b): ``within:METHOD`` or ``across`` (``all`` without families)."""
+        fam = dict(self.families)
+        if not fam:
+            return "all"
+        fa, fb = fam.get(a, a), fam.get(b, b)
+        return f"within:{fa}" if fa == fb else "across"
 
 
 @dataclass(frozen=True)
@@ -109,7 +126,7 @@ class CellStatus:
     leader: str | None
     runs: dict[str, int] = field(default_factory=dict)  # label -> runs with a value
     pairs: tuple[PairStatus, ...] = ()
-    stopped_by: Literal["decided", "equivalent", "max_repeats", "budget", "behind", ""] = ""
+    stopped_by: Literal["decided", "equivalent", "max_repeats", "budget", "behind", "futile", ""] = ""
 
 
 @dataclass(frozen=True)

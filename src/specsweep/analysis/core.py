@@ -8,12 +8,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import numpy as np
-
 from specsweep import stats
 from specsweep.analysis.data import CellData, Dataset
 from specsweep.analysis.requests import request_cell_ci as request_cell_ci
-from specsweep.analysis.requests import within_log_se
 from specsweep.errors import UsageError, one_of
 
 
@@ -136,8 +133,16 @@ class PairVerdict:
     n_compared: int = 1
     noise_sd: float = stats.DEFAULT_RUN_NOISE  # one run's noise sd (log) the test used
     target_effect: float = stats.DEFAULT_TARGET
-    repeats_needed: int | None = None  # runs per config to decide target_effect (80% power)
+    repeats_needed: int | None = None  # runs per config to decide target_effect (80% power, in the grid)
     se_log: float = 0.0  # standard error of log(1 + effect)
+    df: float | None = None  # degrees of freedom of the t reference (None: normal, an assumed noise)
+    noise_a: float = stats.DEFAULT_RUN_NOISE  # each config's run-to-run noise sd (log) the test used
+    noise_b: float = stats.DEFAULT_RUN_NOISE
+    gated: bool = False  # a secondary metric whose family was not opened (the primary named no winner)
+    equivalent: bool = False  # the adaptive design showed the two within +-margin (a tie)
+    looks: int = 1  # looks at the data behind the verdict (the adaptive design's rounds)
+    se_shared: float = 0.0  # the part of se_log every cell shares (the drift estimate's)
+    sequential: bool = False  # decided by the adaptive design's sequential rule (stats_seq)
 
 
 @dataclass
@@ -315,100 +320,7 @@ def measure_noise(ds: Dataset, min_effect: float = 0.0, metric: str = PRIMARY) -
     return Noise(stats.DEFAULT_NOISE_FLOOR, "default", 0, min_effect)
 
 
-# ---- verdicts ----------------------------------------------------------------------------------
-def pair_test(
-    t: Table, a: str, b: str, s: str, c: int, m: Metric, noise: Noise
-) -> tuple[stats.LogTest, str, float, float] | None:
-    """The test of a vs b in one cell, what it rests on (``basis``) and the two means; None when a
-    side has no usable value. Repeats (>= 2 runs a side): Welch's t on log values. Else (a single run
-    on a side): the log ratio against the measured or assumed run-to-run noise, widened by each run's own
-    sampling error when it kept per-request records."""
-    ea, eb = t.entry(a, s, c), t.entry(b, s, c)
-    if ea is None or eb is None or not ea.ok or not eb.ok:
-        return None
-    assert ea.data is not None and eb.data is not None
-    va, vb = ea.data.values(m.key), eb.data.values(m.key)
-    if not va or not vb or min(va) <= 0 or min(vb) <= 0:
-        return None
-    ma, mb = float(np.mean(va)), float(np.mean(vb))
-    hib = m.higher_is_better
-    if min(len(va), len(vb)) >= 2:
-        test, basis = stats.log_test_repeats(va, vb, higher_is_better=hib), "repeats"
-        if test.se == 0:  # identical repeats on both sides: no measured spread to lean on
-            test = stats.log_test_repeats(va, vb, higher_is_better=hib, floor_sigma=noise.sigma)
-            basis = f"repeats+{noise.source}_floor"
-        return test, basis, ma, mb
-    se = (within_run_se(ea.data, m.key), within_run_se(eb.data, m.key))
-    within = (se[0], se[1]) if se[0] is not None and se[1] is not None else None
-    test = stats.log_test_noise(
-        va,
-        vb,
-        higher_is_better=hib,
-        sigma=noise.sigma,
-        sigma_df=noise.sigma_df,
-        within_se=within or (0.0, 0.0),
-    )
-    return test, (f"requests+{noise.source}_floor" if within else f"{noise.source}_floor"), ma, mb
-
-
-def within_run_se(d: CellData, key: str) -> float | None:
-    """A single run's own sampling error (log) of ``key`` from its per-request records, if kept."""
-    if len(d.ok) != 1 or len(d.records) != 1:
-        return None
-    return within_log_se(d.records[0], key)
-
-
-def all_verdicts(
-    t: Table,
-    metric: str,
-    noise: Noise,
-    *,
-    level: float = stats.DEFAULT_LEVEL,
-    adjustment: stats.Adjustment = "bh",
-) -> VerdictList:
-    """Every pairwise verdict on ``metric``: a cell is decided when its test's p value survives the
-    multiplicity ``adjustment`` over all these comparisons at ``level``; intervals are drawn at the
-    per-comparison level those decisions amount to, so an interval excludes 0 exactly for a winner."""
-    if not 0 < level < 1:
-        raise UsageError(f"verdict level must be in (0, 1), got {level}")
-    m = METRICS[metric]
-    labels = t.labels()
-    found = []
-    for s, c in t.points:
-        for i in range(len(labels)):
-            for j in range(i + 1, len(labels)):
-                r = pair_test(t, labels[i], labels[j], s, c, m, noise)
-                if r is not None:
-                    found.append((s, c, labels[i], labels[j], *r))
-    # compare tables pick each method's best config per cell; "the best of A's k_a configs beats the
-    # best of B's k_b" is a union of k_a * k_b config comparisons, paid for with a Bonferroni factor
-    members = {col.label: max(1, len(col.members)) for col in t.columns}
-    factor = [members[f[2]] * members[f[3]] if t.kind == "compare" else 1 for f in found]
-    p = [min(1.0, f[4].p_value * k) for f, k in zip(found, factor, strict=True)]
-    p_adj = stats.adjust(p, adjustment)
-    eff_level = stats.effective_level(p, level, adjustment)
-    target = noise.min_effect if noise.min_effect > 0 else stats.DEFAULT_TARGET
-    out = []
-    for (s, c, a, b, test, basis, ma, mb), pa, k in zip(found, p_adj, factor, strict=True):
-        e = test.effect
-        lo, hi = test.interval(eff_level / k)
-        gain = math.expm1(abs(test.log_effect))
-        v: Literal["a", "b", "tie"] = "tie"
-        if pa <= level and gain >= noise.min_effect and e != 0:
-            v = "a" if e > 0 else "b"
-        out.append(
-            PairVerdict(
-                s, c, metric, a, b, v, e, lo, hi, basis, noise.floor, noise.min_effect, ma, mb,
-                a if v == "a" else b if v == "b" else None, a if e >= 0 else b, gain,
-                method=test.method, n_a=test.n_a, n_b=test.n_b, level=level,
-                detectable_effect=math.expm1(min(test.half_width(eff_level / k), 30.0)), p_value=test.p_value,
-                p_adjusted=float(pa), adjustment=adjustment, n_compared=len(found), noise_sd=test.sigma,
-                target_effect=target, repeats_needed=stats.repeats_needed(test.sigma, target, level=level), se_log=test.se,
-            )
-        )  # fmt: skip
-    return VerdictList(out)
-
-
+# ---- verdicts (decided in specsweep.analysis.verdicts) -------------------------------------------
 class VerdictList(list[PairVerdict]):
     """Verdicts with a lookup by (scenario, concurrency, pair), built on first use (never mutated after)."""
 

@@ -218,6 +218,7 @@ def _rows(rd: RunDir, skipped: list[str]) -> Iterable[tuple[str, dict[str, Any]]
             if bad:  # kept as missing values, so no later step meets a NaN
                 skipped.append(f"{where}: not a finite number: {', '.join(bad)} (left out of the statistics)")
                 row = {k: (None if k in bad else v) for k, v in row.items()}
+            row["_line"] = lineno  # the file's order: the run order of rows without seq or started_at
             yield where, row
 
 

@@ -22,6 +22,7 @@ from specsweep.analysis.core import (
     oriented,
 )
 from specsweep.analysis.outcomes import cell_outcomes
+from specsweep.stats_plan import gain_interval
 from specsweep.workload.scenarios import BUILTIN, Scenario, workload_class
 
 # Concurrency bands (inclusive upper bounds): low <= 32 < mid < 96 <= high.
@@ -160,6 +161,8 @@ def decide_group(
     wins = losses = ties = 0
     effects: list[float] = []
     ses: list[float] = []
+    dfs: list[float] = []
+    shared: list[float] = []
     bases: list[str] = []
     per_cell = []
     for s, c in points:
@@ -173,10 +176,12 @@ def decide_group(
         ties += verdict == "tie"
         effects.append(math.log1p(e))
         ses.append(v.se_log)
+        dfs.append(math.inf if v.df is None else v.df)
+        shared.append(v.se_shared)
         per_cell.append({"scenario": s, "concurrency": c, "effect": e, "verdict": verdict})
     if not effects:
         return None
-    g, lo_g, hi_g = group_gain(effects, ses)
+    g, lo_g, hi_g = gain_interval(effects, ses, dfs, shared)
     alternatives = []
     for lab in cands[1:]:
         vv = [find_verdict(vs, s, c, best, lab) for s, c in points]
@@ -199,16 +204,6 @@ def decide_group(
     basis = max(set(bases), key=bases.count)
     return GroupDecision(wc, band[0], band[1], band[2], points, config, second, alternatives, wins, losses, ties,
                          g, lo_g, hi_g, confidence, basis, per_cell)  # fmt: skip
-
-
-def group_gain(log_effects: list[float], ses: list[float]) -> tuple[float, float, float]:
-    """Geometric-mean gain over cells (the mean of the per-cell log ratios) and its 95% interval from
-    the cells' own standard errors. How much the effect varies between cells is real variation, not
-    doubt about the mean; the per-cell effects show it."""
-    n = len(log_effects)
-    mean = sum(log_effects) / n
-    hw = 1.959964 * math.sqrt(sum(x * x for x in ses)) / n
-    return math.expm1(mean), math.expm1(max(mean - hw, -30.0)), math.expm1(min(mean + hw, 30.0))
 
 
 def group_points(

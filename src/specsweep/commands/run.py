@@ -7,7 +7,7 @@ import logging
 import shlex
 import sys
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from specsweep import redact
 from specsweep.errors import UsageError
@@ -42,6 +42,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--executor", default="local", choices=["local", "ray"], help="where configs run (default local)"
     )
     p.add_argument("--ray-address", help="--executor ray: cluster address (default RAY_ADDRESS, else local)")
+    p.add_argument(
+        "--adaptive",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run the adaptive design (repeat only what is still undecided; the file's 'adaptive:' "
+        "section or its defaults; docs/statistics.md); --no-adaptive: a file's design off, one pass",
+    )
     p.set_defaults(func=_run)
 
 
@@ -50,6 +57,9 @@ def _run(args: argparse.Namespace) -> int:
 
     if bool(args.experiment) == bool(args.resume):
         raise UsageError("give an experiment file, or --resume RUN_DIR (one of them)")
+    if args.resume and args.adaptive is not None:
+        flag = "--adaptive" if args.adaptive else "--no-adaptive"
+        raise UsageError(f"{flag} applies to a new run; --resume continues the run as it was started")
     redact.register_environ()  # OPENAI_API_KEY (the client's bearer token), HF_TOKEN, ...
     for h in logging.getLogger().handlers:  # no secret reaches the terminal through a log line
         if not any(isinstance(f, ScrubFilter) for f in h.filters):
@@ -67,7 +77,7 @@ def _run_dir_and_plan(args: argparse.Namespace) -> tuple[RunDir, Plan] | None:
     """The run dir to fill and its plan, once what killed runs left running is stopped (None after
     printing a --dry-run)."""
     from specsweep import orchestrate
-    from specsweep.loader import load_experiment
+    from specsweep.loader import load_experiment, with_design
     from specsweep.servers import reap
     from specsweep.store import RunDir
 
@@ -80,10 +90,13 @@ def _run_dir_and_plan(args: argparse.Namespace) -> tuple[RunDir, Plan] | None:
         if args.dry_run:
             from specsweep.run_secrets import finished_cells
 
-            print_plan(plan, finished=finished_cells(plan, run_dir.finished()), rows=run_dir.iter_summary(0))
+            print_plan(plan, finished=finished_cells(plan, run_dir.finished()), rows=run_dir.iter_summary(0),
+                       manifest=run_dir.manifest)  # fmt: skip
             return None
     else:
         _, plan = load_experiment(args.experiment)
+        if args.adaptive is not None:
+            plan = with_design(plan, args.adaptive, args.experiment)
         if args.dry_run:
             print_plan(plan)
             return None
@@ -157,7 +170,10 @@ def _dur(s: float) -> str:
 
 
 def print_plan(
-    plan: Plan, finished: set[tuple[str, int]] | None = None, rows: Iterable[dict[str, Any]] = ()
+    plan: Plan,
+    finished: set[tuple[str, int]] | None = None,
+    rows: Iterable[dict[str, Any]] = (),
+    manifest: dict[str, Any] | None = None,
 ) -> None:
     from specsweep import orchestrate
 
@@ -168,11 +184,15 @@ def print_plan(
     print(plain(f"experiment: {exp.name}"), file=out)
     if exp.description:
         print(plain(f"  {redact.as_written(exp.description)}"), file=out)
-    print(
-        f"{len(plan.configs)} configuration(s), {len(cells)} cell(s) x {exp.repeats} repeat(s) = "
-        f"{len(cells) * exp.repeats} benchmark run(s)",
-        file=out,
-    )
+    if exp.adaptive is None:
+        order = f", {exp.run_order} run order" if exp.repeats > 1 else ""
+        print(
+            f"{len(plan.configs)} configuration(s), {len(cells)} cell(s) x {exp.repeats} repeat(s) = "
+            f"{len(cells) * exp.repeats} benchmark run(s){order}",
+            file=out,
+        )
+    else:
+        print(f"{len(plan.configs)} configuration(s), {len(cells)} cell(s), adaptive design", file=out)
     for d in orchestrate.describe_plan(plan):
         cfg = d["config"]
         params = redact.redact_tree(dict(cfg.params))
@@ -185,7 +205,7 @@ def print_plan(
                 print(f"  env: {plain(redact.redact_env(dict(cfg.spec.env)))}", file=out)
         for c in d["cells"]:
             done = sum((c.cell_id, r) in finished for r in range(exp.repeats))
-            mark = f"  [{done}/{exp.repeats} done]" if finished else ""
+            mark = f"  [{done}/{exp.repeats} done]" if finished and exp.adaptive is None else ""
             print(
                 plain(
                     f"  - {c.cell_id}: {c.scenario} concurrency={c.max_concurrency} num_prompts={c.num_prompts}"
@@ -193,12 +213,75 @@ def print_plan(
                 + mark,
                 file=out,
             )
-    est = estimate_plan(plan, finished, rows)
-    skip = f"; {est.skipped} finished run(s) skipped" if est.skipped else ""
-    learned = f", scaled x{est.scale:.2f} by the finished cells' measured time" if est.scale != 1.0 else ""
-    print(f"\nestimated duration: about {_dur(est.total_s)} for {est.todo} run(s){skip}{learned}", file=out)
+    if exp.adaptive is not None:
+        print_design(plan, out)
+        if manifest is not None:
+            print_design_state(list(rows), manifest, out)
+    else:
+        est = estimate_plan(plan, finished, rows)
+        skip = f"; {est.skipped} finished run(s) skipped" if est.skipped else ""
+        learned = (
+            f", scaled x{est.scale:.2f} by the finished cells' measured time" if est.scale != 1.0 else ""
+        )
+        print(
+            f"\nestimated duration: about {_dur(est.total_s)} for {est.todo} run(s){skip}{learned}", file=out
+        )
     print("  assumes:", file=out)
     for a in assumptions(plan):
         print(plain(f"  - {a}"), file=out)
     for w in orchestrate.preflight(plan):
         print(plain(f"warning: {w}"), file=out)
+
+
+def print_design(plan: Plan, out: TextIO) -> None:
+    """The adaptive design's dry run: its settings, its first pass, and the worst case it may spend."""
+    from specsweep.estimate_design import BASELINE_REPEATS, estimate_design
+
+    opts = plan.experiment.adaptive
+    assert opts is not None
+    est = estimate_design(plan)
+    budget = "none (max_repeats only)" if opts.budget is None else str(opts.budget)
+    share = " of the same grid with repeats: 3" if isinstance(opts.budget, str) and "%" in opts.budget else ""
+    print(
+        f"\nadaptive design: equivalence margin +-{opts.margin:.0%}, at most {opts.max_repeats} runs per "
+        f"config and cell, budget {budget}{share}",
+        file=out,
+    )
+    print(f"first pass: {est.runs} run(s) in {est.launches} launch(es), about {_dur(est.pass_s)}", file=out)
+    print(
+        f"then: only the cells still undecided, up to {est.max_repeats} runs each "
+        f"(at most {est.runs * est.max_repeats} runs, about {_dur(est.ceiling_s)})",
+        file=out,
+    )
+    limit = f"; the budget: {_dur(est.budget_s)}" if est.budget_s is not None else ""
+    print(
+        f"worst case: about {_dur(est.worst_s)} in all{limit}; the same grid with repeats: "
+        f"{BASELINE_REPEATS} would take about {_dur(est.baseline_s)}",
+        file=out,
+    )
+
+
+def print_design_state(rows: list[dict[str, Any]], manifest: dict[str, Any], out: TextIO) -> None:
+    """A resumed design's dry run: what is stored, and what the rules say on it."""
+    from specsweep.adaptive import observe
+
+    inputs = observe.design_inputs(rows, manifest)
+    if inputs is None or not inputs.observations:
+        print("stored: nothing yet; the run starts with the first pass", file=out)
+        return
+    state = observe.default_rules()(*inputs.args())
+    rounds = len({o.round for o in inputs.observations})
+    print(
+        f"stored: {len(inputs.observations)} run(s) in {rounds} round(s), {_dur(state.spent_s)} spent; "
+        f"{observe.undecided(state)} cell(s) still undecided",
+        file=out,
+    )
+    if state.next is None:
+        print("the rules on the stored runs: the design is finished (a resume writes the reports)", file=out)
+    else:
+        runs = sum(len(x.runs) for x in state.next.launches)
+        print(
+            f"the rules on the stored runs: next {runs} run(s) in {len(state.next.launches)} launch(es); "
+            f"worst case {_dur(state.worst_case_s)} in all (a round cut short is finished first)",
+            file=out,
+        )

@@ -1,8 +1,10 @@
-"""The Ray executor: each configuration (its server and all its cells) is one Ray task.
+"""The Ray executor: each launch of a round (a configuration's server and its runs in that round;
+specsweep.orchestrate.rounds) is one Ray task; a round's tasks run in parallel where the cluster
+has room, and the next round starts when they have all finished.
 
     driver (specsweep run)                              node with the resources
     ----------------------                              -----------------------
-    submit run_config(job) with config_demand(cfg) ---> task: scratch dir, launch server, cells
+    submit run_config(job) with config_demand(cfg) ---> task: scratch dir, launch server, runs
     inbox actor (pinned to the driver's node)     <---  each finished cell: row + records,
       drained every 0.2 s -> RunDirSink (run dir)       server info, log bytes, progress events
                                                         server torn down; scratch removed
@@ -31,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -240,37 +243,70 @@ def _task(
 # ---- the driver side ---------------------------------------------------------------------------
 @dataclass
 class _Attempt:
-    cfg: ServerConfig
+    job: ConfigJob  # its runs: the attempt's cells x repeats
     attempt: int
     submitted_at: str
-    todo: list[tuple[Cell, int]]
     base: dict[tuple[str, int], int] = field(default_factory=dict)  # rows written before it ran
     avoid: str | None = None  # node id the previous attempt was lost on
 
+    @property
+    def cfg(self) -> ServerConfig:
+        return self.job.cfg
 
-class RayExecutor:
+    @property
+    def todo(self) -> list[tuple[Cell, int]]:
+        return self.job.todo()
+
+
+class RaySession:
+    """The ``ray`` executor of one run: connected (or a local cluster started) on first use, each
+    ``run(jobs)`` (a round's launches) submitted as Ray tasks and waited for, ``close`` shuts down
+    what it started."""
+
     def __init__(
         self,
-        plan: Plan,
         run_dir: RunDir,
-        finished: set[tuple[str, int]],
         *,
         bench_fn: BenchFn | None,
         observer: Observer,
+        address: str | None = None,
         max_parallel: int | None = None,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     ) -> None:
         self.ray = import_ray()
-        self.plan = plan
+        self.address = address
         self.run_dir = run_dir
         self.sink = RunDirSink(run_dir)
-        self.finished = set(finished)
         self.bench_fn = bench_fn
         self.observer = observer
         self.max_parallel = max_parallel
         self.max_attempts = max(1, max_attempts)
         self.written: Counter[tuple[str, int]] = Counter()  # rows written this invocation (any status)
         self.started_on: dict[tuple[str, int], str] = {}  # (label, attempt) -> node id
+        self._started: bool | None = None  # None: not connected yet
+        self._inbox: Any = None
+
+    def _connect(self) -> Any:
+        if self._started is None:
+            self._started = init_ray(self.address)
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+            here = self.ray.get_runtime_context().get_node_id()
+            self._inbox = (
+                self.ray.remote(num_cpus=0)(_Inbox)
+                .options(scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False))
+                .remote()
+            )
+        return self._inbox
+
+    def close(self) -> None:
+        if self._started is None:
+            return
+        with contextlib.suppress(Exception):
+            self.ray.kill(self._inbox)
+        if self._started:
+            self.ray.shutdown()
+        self._started = None
 
     # inbox items -> run dir, observer
     def _apply(self, items: list[tuple[Any, ...]]) -> None:
@@ -301,36 +337,30 @@ class RayExecutor:
         ]
         for cell, repeat in left:
             row = failed_row(cell, repeat, att.cfg, kind, error, "", att.submitted_at)
-            row.update(executor="ray", attempt=att.attempt)
+            row.update(executor="ray", attempt=att.attempt, wall_s=0.0, launch_s=0.0,
+                       round=repeat if att.job.round is None else att.job.round)  # fmt: skip
             self._store(cell, repeat, row, [])
         return left
 
-    def run(self) -> int:
+    def run(self, jobs: Sequence[ConfigJob]) -> int:
+        """Run a round's launches as Ray tasks (queued in launch order, at most ``max_parallel`` at a
+        time) until every one has finished, storing into the run dir; returns the rows written."""
         ray = self.ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        exp = self.plan.experiment
-        here = ray.get_runtime_context().get_node_id()
-        inbox = (
-            ray.remote(num_cpus=0)(_Inbox)
-            .options(scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False))
-            .remote()
-        )
+        inbox = self._connect()
         remote = ray.remote(max_retries=0)(_task)
-        alive = [n for n in ray.nodes() if n.get("Alive")]
-        nodes = [n.get("Resources", {}) for n in alive]
-        queue: list[_Attempt] = []
-        for cfg in self.plan.configs:
-            todo = self.plan.todo(self.finished, cfg.label)
-            if todo:
-                queue.append(_Attempt(cfg, 1, now_iso(), todo))
+        nodes = [n.get("Resources", {}) for n in ray.nodes() if n.get("Alive")]
+        queue = [_Attempt(job, 1, now_iso()) for job in jobs if job.todo()]
         pending: dict[Any, _Attempt] = {}
         demands: dict[str, Demand] = {}
+        before = sum(self.written.values())
         try:
             while queue or pending:
                 while queue and (self.max_parallel is None or len(pending) < self.max_parallel):
                     att = queue.pop(0)
-                    d = demands.setdefault(att.cfg.label, config_demand(att.cfg, exp.client.workers))
+                    workers = att.job.plan.experiment.client.workers
+                    d = demands.setdefault(att.cfg.label, config_demand(att.cfg, workers))
                     if att.attempt > 1:  # a node may have left since
                         nodes = [n.get("Resources", {}) for n in ray.nodes() if n.get("Alive")]
                     why = infeasible(d, nodes)
@@ -339,9 +369,7 @@ class RayExecutor:
                         continue
                     att.submitted_at = now_iso()
                     att.base = {(c.cell_id, r): self.written[(c.cell_id, r)] for c, r in att.todo}
-                    every = {(c.cell_id, r) for c, r in self.plan.todo((), att.cfg.label)}
-                    skip = every - {(c.cell_id, r) for c, r in att.todo}
-                    job = ConfigJob(att.cfg, self.plan, self.run_dir.path, skip)
+                    job = replace(att.job, run_path=self.run_dir.path)
                     opts = d.options()
                     if att.avoid:  # prefer another node that fits (soft: else wherever Ray can)
                         alive = [n for n in ray.nodes() if n.get("Alive")]
@@ -368,10 +396,7 @@ class RayExecutor:
             with contextlib.suppress(Exception):
                 self._apply(ray.get(inbox.drain.remote(), timeout=10))
             raise
-        finally:
-            with contextlib.suppress(Exception):
-                ray.kill(inbox)
-        return sum(self.written.values())
+        return sum(self.written.values()) - before
 
     def _settle(self, ref: Any, att: _Attempt) -> _Attempt | None:
         """A finished task: nothing to do, or its lost cells failed (and a retry to queue). The inbox
@@ -397,7 +422,8 @@ class RayExecutor:
                                        "cells_failed": len(left)})  # fmt: skip
             if left and att.attempt < self.max_attempts:
                 lost_on = self.started_on.get((att.cfg.label, att.attempt))
-                return _Attempt(att.cfg, att.attempt + 1, now_iso(), left, avoid=lost_on)
+                retry = replace(att.job, runs=tuple(left), finished=set())
+                return _Attempt(retry, att.attempt + 1, now_iso(), avoid=lost_on)
             return None
 
 
@@ -412,16 +438,12 @@ def run_configs(
     max_parallel: int | None = None,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
 ) -> int:
-    """Run every unfinished cell of ``plan`` as Ray tasks, storing into ``run_dir``; returns how many
-    rows it wrote (the rows themselves are in the run dir's summary). Connects to ``address`` (else RAY_ADDRESS, else a new local cluster) unless Ray is
-    already initialised in this process."""
-    started = init_ray(address)
+    """Run every unfinished cell of ``plan`` as Ray tasks, one per configuration (its runs blocked
+    in one launch), storing into ``run_dir``; returns how many rows it wrote. Connects to
+    ``address`` (else RAY_ADDRESS, else a new local cluster) unless Ray is already initialised."""
+    ex = RaySession(run_dir, bench_fn=bench_fn, observer=observer, address=address,
+                    max_parallel=max_parallel, max_attempts=max_attempts)  # fmt: skip
     try:
-        ex = RayExecutor(
-            plan, run_dir, finished, bench_fn=bench_fn, observer=observer,
-            max_parallel=max_parallel, max_attempts=max_attempts,
-        )  # fmt: skip
-        return ex.run()
+        return ex.run([ConfigJob(cfg, plan, run_dir.path, finished) for cfg in plan.configs])
     finally:
-        if started:
-            import_ray().shutdown()
+        ex.close()

@@ -1,7 +1,7 @@
 """Experiment -> servers x cells -> benchmark -> run dir.
 
-One launch per configuration; all its cells run against it (warmup per cell). The package, one job
-per module (each imports only the ones above it):
+A launch per configuration per round; its runs of the round go against it (warmup per cell). The
+package, one job per module (each imports only the ones above it):
 
     cells.py     a cell's summary row (ok_row, failed_row) and FAILURE_KINDS: why a cell failed
     signals.py   SIGTERM as Ctrl-C; signals held off while a server is torn down
@@ -9,7 +9,9 @@ per module (each imports only the ones above it):
                  (RunDirSink: straight into the run dir)
     dryrun.py    describe_plan (what would launch), preflight (what would fail to) and
                  refuse_unrunnable (what stops a run before its run dir exists)
+    rounds.py    the run order: interleaved rounds or blocked launches, and the manifest's record of it
     manifest.py  a new run dir with its manifest (environment, config, plan); load_run_plan for resume
+    adaptive.py  the adaptive design's loop: first pass, then the rules' batches, round by round
     run.py       execute: the run dir lock, EXECUTORS {"local", "ray"}, the manifest's status, reports
 
 Executors (specsweep.executors.ray_executor) import only ``cells`` and ``job``. This module's names

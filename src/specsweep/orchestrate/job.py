@@ -27,7 +27,7 @@ from specsweep.bench_types import BenchConfig, BenchOutcome
 from specsweep.config import DEFAULT_BACKEND, Cell, Experiment, Plan, ServerConfig, lossless_pair
 from specsweep.errors import SpecsweepError
 from specsweep.orchestrate.cells import failed_row, launch_failure_kind, ok_row
-from specsweep.orchestrate.signals import signals_deferred
+from specsweep.orchestrate.signals import raise_if_interrupted, signals_deferred
 from specsweep.preflight.engines import is_cpu_engine
 from specsweep.preflight.running import check_affinity
 from specsweep.records import RequestRecord
@@ -64,21 +64,43 @@ class CellSink(Protocol):
 
 
 class RunDirSink:
-    """Local executor: each finished cell goes to disk at once (records first, then its summary)."""
+    """Each finished cell goes to disk at once (records first, then its summary line). The one place
+    rows are stored (the local executor here, the Ray executor on the driver), so it numbers them:
+    ``seq`` is a row's position in the run dir's whole run order, across rounds and resumes."""
 
     def __init__(self, run_dir: RunDir) -> None:
         self.run_dir = run_dir
+        self._seq: int | None = None
+
+    def next_seq(self) -> int:
+        if self._seq is None:  # after every stored row (a resumed run goes on counting)
+            seqs = [r.get("seq") for r in self.run_dir.iter_summary()]
+            ints = [x for x in seqs if isinstance(x, int) and not isinstance(x, bool)]
+            self._seq = max([len(seqs) - 1, *ints]) + 1
+        seq, self._seq = self._seq, self._seq + 1
+        return seq
 
     def cell_done(self, cell: Cell, repeat: int, row: dict[str, Any], records: list[RequestRecord]) -> None:
         if records:
             p = self.run_dir.write_records(cell.cell_id, repeat, records)
             row["records"] = str(p.relative_to(self.run_dir.path))
+        row["seq"] = self.next_seq()
         self.run_dir.append_summary(row)
 
     def server_info(self, label: str, info: dict[str, Any]) -> None:
         servers = dict(self.run_dir.manifest.get("servers") or {})
-        servers[label] = info
+        servers[label] = {**info, "launches": merge_launches(servers.get(label), info.get("launches"))}
         self.run_dir.update_manifest(servers=servers)
+
+
+def merge_launches(prev: Any, new: Any) -> list[dict[str, Any]]:
+    """A config launched once per round is a new ManagedServer each time: its record keeps every
+    launch of the run (reap finds a killed run's servers by them), a launch updated in place once."""
+    out: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for x in [*((prev or {}).get("launches") or []), *(new or [])]:
+        if isinstance(x, dict):
+            out[(x.get("started_at"), x.get("pid"), x.get("port"), x.get("launch_id"))] = x
+    return list(out.values())
 
 
 def no_observer(event: str, data: dict[str, Any]) -> None:
@@ -157,17 +179,24 @@ async def _watch(
 # ---- one configuration -------------------------------------------------------------------------
 @dataclass
 class ConfigJob:
-    """Everything ``run_config`` needs, picklable (for executors that run it elsewhere). Its work:
-    the configuration's cells x repeats not in ``finished`` (``plan.todo``)."""
+    """Everything ``run_config`` needs, picklable (for executors that run it elsewhere). Its work, in
+    one launch: ``runs`` ((cell, repeat) in order) when given, else the configuration's cells x
+    repeats not in ``finished`` (``plan.todo``). ``round``: the round its rows belong to (None: each
+    row's repeat, as a blocked run numbers them)."""
 
     cfg: ServerConfig
     plan: Plan
     run_path: Path
     finished: set[tuple[str, int]] = field(default_factory=set)
+    runs: tuple[tuple[Cell, int], ...] | None = None
+    round: int | None = None
 
     @property
     def cells(self) -> list[Cell]:
         return self.plan.cells[self.cfg.label]
+
+    def todo(self) -> list[tuple[Cell, int]]:
+        return list(self.runs) if self.runs is not None else self.plan.todo(self.finished, self.cfg.label)
 
 
 def run_config(
@@ -178,7 +207,7 @@ def run_config(
     exp = job.plan.experiment
     cfg = job.cfg
     bench_fn = bench_fn or default_bench_fn()
-    todo = job.plan.todo(job.finished, cfg.label)
+    todo = job.todo()
     stored = 0
     if not todo:
         return stored
@@ -190,13 +219,21 @@ def run_config(
         on_launch=RunDir(job.run_path).journal_launch,  # what a kill -9 leaves, the next run finds
     )
 
+    launch_s = 0.0  # the latest launch's start -> ready time (the design weighs launches by it)
+    t_cell = time.monotonic()
+
     def emit(row: dict[str, Any], cell: Cell, repeat: int, records: list[RequestRecord]) -> None:
         nonlocal stored
+        # the run's wall time, its warmup included (a launch failure's rows cost nothing of their own)
+        row.update(round=repeat if job.round is None else job.round, launch_s=round(launch_s, 3),
+                   wall_s=round(time.monotonic() - t_cell, 3) if t_cell else 0.0)  # fmt: skip
         sink.cell_done(cell, repeat, row, records)
         stored += 1
         observer("cell_done", {"cell": cell, "repeat": repeat, "row": row})
 
     def fail_rest(start: int, kind: str, error: str, log_tail: str) -> None:
+        nonlocal t_cell
+        t_cell = 0.0
         for cell, repeat in todo[start:]:
             emit(failed_row(cell, repeat, cfg, kind, error, log_tail, now_iso()), cell, repeat, [])
 
@@ -206,11 +243,15 @@ def run_config(
     try:
         # a pinned engine's client runs off its cores (restored once the server has stopped)
         client_cpus = pinning.enter_context(affinity.client_off(_pinned(server)))
+        t0 = time.monotonic()
         launch_error = _launch(server, observer, sink, client_cpus)
+        launch_s = time.monotonic() - t0
         if launch_error:
             fail_rest(0, *launch_error)
             return stored
         for i, (cell, repeat) in enumerate(todo):
+            raise_if_interrupted()  # a Ctrl-C whose KeyboardInterrupt was swallowed stops here
+            t_cell = time.monotonic()
             if i and exp.cooldown_s:
                 time.sleep(exp.cooldown_s)
             observer("cell_start", {"cell": cell, "repeat": repeat, "index": i, "of": len(todo)})
@@ -254,7 +295,9 @@ def run_config(
                     why = f"server died {restarts} times (max_restarts = {exp.max_restarts})"
                     fail_rest(i + 1, "restarts_exhausted", why, "")
                     return stored
+                t0 = time.monotonic()
                 launch_error = _launch(server, observer, sink, client_cpus)
+                launch_s = time.monotonic() - t0
                 if launch_error:
                     fail_rest(i + 1, *launch_error)
                     return stored

@@ -18,6 +18,7 @@ from specsweep.config import Plan
 from specsweep.errors import ConfigError
 from specsweep.fingerprint import used_files
 from specsweep.loader import plan_of
+from specsweep.orchestrate.rounds import order_records
 from specsweep.run_secrets import experiment_of, manifest_config, stored_id
 from specsweep.servers.process import now_iso
 from specsweep.store import RunDir
@@ -77,6 +78,7 @@ def create_run_dir(plan: Plan, results_dir: str | Path, experiment_file: str | N
         "config": config,
         "secrets": secrets,
         "plan": plan_rows(plan),
+        **order_records(plan),
         "servers": {},
         "started_at": now_iso(),
         "ended_at": None,

@@ -1,9 +1,11 @@
 """The whole run: every unfinished cell of a plan into its run dir, then the reports.
 
-One runner per run dir at a time (an flock on RUN_DIR/.lock). Configurations run on an executor
-chosen from ``EXECUTORS``: ``local`` (here, one after another) or ``ray`` (specsweep.executors.
-ray_executor, an optional extra loaded only when chosen). Either way each cell is written as it
-finishes, so memory stays flat in the number of cells: ``RunOutcome.rows`` reads them back.
+One runner per run dir at a time (an flock on RUN_DIR/.lock). The run goes in rounds
+(specsweep.orchestrate.rounds: interleaved or blocked repeats; the adaptive design's rounds come
+from specsweep.orchestrate.adaptive); each round's launches run on an executor chosen from
+``EXECUTORS``: ``local`` (here, one after another) or ``ray`` (specsweep.executors.ray_executor, an
+optional extra loaded only when chosen). Either way each cell is written as it finishes, so memory
+stays flat in the number of cells: ``RunOutcome.rows`` reads them back.
 
 An interrupt (SIGINT/SIGTERM -> KeyboardInterrupt) stops the servers, keeps finished cells, leaves
 nothing for the interrupted cell and marks the manifest ``interrupted``, so ``resume`` redoes
@@ -15,15 +17,16 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from specsweep.config import Plan, lossless_pair
 from specsweep.errors import EXIT_REPORT_FAILED, ConfigError, SpecsweepError, UsageError
 from specsweep.orchestrate.dryrun import preflight
 from specsweep.orchestrate.job import BenchFn, ConfigJob, Observer, RunDirSink, no_observer, run_config
+from specsweep.orchestrate.rounds import order_records, rounds, run_order
 from specsweep.orchestrate.signals import signals_deferred, sigterm_as_interrupt
 from specsweep.paths import write_failed
 from specsweep.preflight import for_manifest as preflight_for_manifest
@@ -35,35 +38,47 @@ from specsweep.store import RunDir, atomic_write_bytes, dumps
 
 log = logging.getLogger(__name__)
 
+if TYPE_CHECKING:
+    from specsweep.orchestrate.adaptive import PlanNext
+
 
 class Executor(Protocol):
-    def __call__(
-        self, plan: Plan, run_dir: RunDir, finished: set[tuple[str, int]], *, bench_fn: BenchFn | None,
-        observer: Observer, **options: Any,
-    ) -> object: ...  # fmt: skip
+    """Runs a round's launches (ConfigJobs, in launch order) into the run dir; one per run."""
+
+    def run(self, jobs: Sequence[ConfigJob]) -> object: ...
+
+    def close(self) -> None: ...
 
 
-def run_local(
-    plan: Plan, run_dir: RunDir, finished: set[tuple[str, int]], *, bench_fn: BenchFn | None,
-    observer: Observer, **options: Any,
-) -> None:  # fmt: skip
-    """The ``local`` executor: each configuration in this process, in turn, straight into the run dir."""
-    sink = RunDirSink(run_dir)
-    for cfg in plan.configs:
-        run_config(ConfigJob(cfg, plan, run_dir.path, finished), sink, bench_fn=bench_fn, observer=observer)
+class LocalExecutor:
+    """The ``local`` executor: each launch in this process, in turn, straight into the run dir."""
+
+    def __init__(
+        self, run_dir: RunDir, *, bench_fn: BenchFn | None, observer: Observer, **options: Any
+    ) -> None:
+        self.sink = RunDirSink(run_dir)
+        self.bench_fn = bench_fn
+        self.observer = observer
+
+    def run(self, jobs: Sequence[ConfigJob]) -> None:
+        for job in jobs:
+            run_config(job, self.sink, bench_fn=self.bench_fn, observer=self.observer)
+
+    def close(self) -> None:
+        pass
 
 
-def run_ray(
-    plan: Plan, run_dir: RunDir, finished: set[tuple[str, int]], *, bench_fn: BenchFn | None,
-    observer: Observer, **options: Any,
-) -> int:  # fmt: skip
-    """The ``ray`` executor (``options``: address, max_parallel, max_attempts)."""
-    from specsweep.executors.ray_executor import run_configs  # the optional extra, loaded when chosen
+def ray_executor(
+    run_dir: RunDir, *, bench_fn: BenchFn | None, observer: Observer, **options: Any
+) -> Executor:
+    """The ``ray`` executor (``options``: address, max_parallel, max_attempts): a round's launches
+    run as Ray tasks, in parallel where the cluster has room."""
+    from specsweep.executors.ray_executor import RaySession  # the optional extra, loaded when chosen
 
-    return run_configs(plan, run_dir, finished, bench_fn=bench_fn, observer=observer, **options)
+    return RaySession(run_dir, bench_fn=bench_fn, observer=observer, **options)
 
 
-EXECUTORS: dict[str, Executor] = {"local": run_local, "ray": run_ray}
+EXECUTORS: dict[str, Callable[..., Executor]] = {"local": LocalExecutor, "ray": ray_executor}
 
 
 @dataclass
@@ -92,10 +107,13 @@ def execute(
     executor: str = "local",
     reports: bool = True,
     executor_options: dict[str, Any] | None = None,
+    plan_next: PlanNext | None = None,
 ) -> RunOutcome:
-    """Run every unfinished cell of ``plan`` into ``run_dir``. KeyboardInterrupt propagates after
-    teardown, with the manifest marked ``interrupted``. ``executor="ray"``: configurations run as
-    Ray tasks (specsweep.executors.ray_executor; ``executor_options``: address, max_parallel, ...).
+    """Run every unfinished cell of ``plan`` into ``run_dir``, in rounds (specsweep.orchestrate.
+    rounds; the adaptive design's rounds when the experiment has one: specsweep.orchestrate.adaptive,
+    whose rules ``plan_next`` may replace). KeyboardInterrupt propagates after teardown, with the
+    manifest marked ``interrupted``. ``executor="ray"``: a round's launches run as Ray tasks
+    (specsweep.executors.ray_executor; ``executor_options``: address, max_parallel, ...).
     One runner per run dir at a time: a second one fails at once instead of mixing their cells."""
     with run_dir_lock(run_dir):
         return _execute(
@@ -106,6 +124,7 @@ def execute(
             executor=executor,
             reports=reports,
             executor_options=executor_options,
+            plan_next=plan_next,
         )
 
 
@@ -156,6 +175,7 @@ def _execute(
     executor: str = "local",
     reports: bool = True,
     executor_options: dict[str, Any] | None = None,
+    plan_next: PlanNext | None = None,
 ) -> RunOutcome:
     """execute(), with the run dir locked."""
     if executor not in EXECUTORS:
@@ -169,15 +189,23 @@ def _execute(
            "executor": executor}  # fmt: skip
     invocations = [*list(run_dir.manifest.get("invocations") or []), inv]
     run_dir.update_manifest(status="running", ended_at=None, invocations=invocations)
-    todo_total = len(plan.todo(finished))
+    if "run_order" not in run_dir.manifest:  # a run dir written before run orders were recorded
+        run_dir.update_manifest(**order_records(plan))
+    adaptive = run_order(plan) == "adaptive"
+    todo = [] if adaptive else rounds(plan, finished)
+    todo_total = sum(r.runs for r in todo)
+    if adaptive:  # the rules decide after each round: the first pass, unless it is stored already
+        todo_total = sum(1 for c in plan.all_cells() if (c.cell_id, 0) not in finished)
     for w in preflight(plan):
         log.warning("%s", w)
     inv.update(cells_to_run=todo_total, preflight=preflight_for_manifest(plan))
     _record_preflight(run_dir, invocations)
     observer(
         "run_start",
-        {"plan": plan, "todo": todo_total, "finished": len(finished), "finished_cells": set(finished),
-         "run_dir": run_dir.path},
+        {"plan": plan, "todo": 0 if adaptive else todo_total, "finished": len(finished),
+         "finished_cells": set(finished), "run_dir": run_dir.path, "adaptive": adaptive,
+         "todo_runs": [run for r in todo for x in r.launches for run in x.runs],
+         "launches": [x.cfg.label for r in todo for x in r.launches]},
     )  # fmt: skip
     status = "interrupted"
     counts: dict[str, int] = {}
@@ -186,8 +214,21 @@ def _execute(
     # SIGTERM is a Ctrl-C from here to the end, the manifest update and the report phase included
     with sigterm_as_interrupt():
         try:
-            EXECUTORS[executor](plan, run_dir, finished, bench_fn=bench_fn, observer=observer,
-                                **(executor_options or {}))  # fmt: skip
+            ex = EXECUTORS[executor](
+                run_dir, bench_fn=bench_fn, observer=observer, **(executor_options or {})
+            )
+            try:
+                if adaptive:
+                    from specsweep.orchestrate.adaptive import run_design
+
+                    run_design(plan, run_dir, ex, observer=observer, plan_next=plan_next)
+                for rnd in todo:
+                    observer("round_start", {"round": rnd.index, "launches": [x.cfg.label for x in rnd.launches],
+                                             "runs": rnd.runs})  # fmt: skip
+                    ex.run([ConfigJob(x.cfg, plan, run_dir.path, runs=x.runs, round=rnd.index)
+                            for x in rnd.launches])  # fmt: skip
+            finally:
+                ex.close()
             status = "finished"
         finally:
             with signals_deferred():  # the manifest must say how the run ended, whatever arrives

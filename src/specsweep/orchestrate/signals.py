@@ -6,6 +6,9 @@
   (``ManagedServer.stop``), whoever calls it.
 - ``stopping``: once the command has decided to exit 130, further Ctrl-C / SIGTERM are ignored, so
   an impatient user's next press cannot turn that exit into death by the signal.
+- ``raise_if_interrupted``: a stop signal is also recorded, because its KeyboardInterrupt can be
+  lost: raised while a weakref callback or ``__del__`` runs, Python prints "Exception ignored" and
+  goes on. The grid checks between cells, so such a signal still stops it there.
 
 All are no-ops off the main thread (only it may set signal handlers).
 """
@@ -40,23 +43,45 @@ def signals_deferred() -> Iterator[None]:
             signal.raise_signal(held[0])
 
 
+_received: list[int] = []  # stop signals received inside sigterm_as_interrupt, lost or not
+_depth = [0]
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    _received.append(signum)
+    raise KeyboardInterrupt
+
+
+def raise_if_interrupted() -> None:
+    """Raise KeyboardInterrupt if a stop signal arrived: its own KeyboardInterrupt may have been
+    swallowed (see the module docstring). Called between cells; a no-op outside a run."""
+    if _received:
+        raise KeyboardInterrupt
+
+
 @contextlib.contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM stops a run the way Ctrl-C does (servers killed, finished cells kept, exit 130).
-    Nests: the outer handler comes back on exit."""
+    """SIGTERM stops a run the way Ctrl-C does (servers killed, finished cells kept, exit 130), and
+    both are recorded for ``raise_if_interrupted``. Nests: the outer handlers come back on exit (a
+    SIGINT that the process ignores stays ignored)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-
-    def handler(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGTERM, handler)
+    if _depth[0] == 0:
+        _received.clear()
+    _depth[0] += 1
+    old_term = signal.signal(signal.SIGTERM, _interrupt)
+    old_int = signal.getsignal(signal.SIGINT)
+    if old_int is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupt)
     try:
         yield
     finally:
-        if signal.getsignal(signal.SIGTERM) is handler:  # not once ``stopping`` ignores it
-            signal.signal(signal.SIGTERM, old)
+        _depth[0] -= 1
+        if signal.getsignal(signal.SIGTERM) is _interrupt:  # not once ``stopping`` ignores it
+            signal.signal(signal.SIGTERM, old_term)
+        if signal.getsignal(signal.SIGINT) is _interrupt:
+            signal.signal(signal.SIGINT, old_int)
 
 
 def stopping() -> None:

@@ -17,12 +17,12 @@ from specsweep.analysis.core import (
     Entry,
     Table,
     VerdictList,
-    all_verdicts,
     find_verdict,
     measure_noise,
     oriented,
 )
 from specsweep.analysis.data import Dataset
+from specsweep.analysis.verdicts import all_verdicts
 from specsweep.plan.cells import CellSource
 from specsweep.plan.options import Option
 

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from specsweep import cellnames, stats
 from specsweep.analysis import anomalies as an
-from specsweep.analysis import core, crossover, recommend, workloads
+from specsweep.analysis import core, crossover, model, recommend, verdicts, workloads
 from specsweep.analysis.data import load, skip_notes
 from specsweep.errors import UsageError, one_of
 from specsweep.report import build_advice as advice
@@ -17,6 +17,7 @@ from specsweep.report import build_compare, domains, verdict_notes
 from specsweep.report import build_findings as findings
 from specsweep.report import build_groups as groups
 from specsweep.report import view as V
+from specsweep.report.build_design import build_design
 from specsweep.report.build_findings import view_verdict
 from specsweep.report.build_groups import short_name
 from specsweep.report.build_provenance import provenance
@@ -126,8 +127,9 @@ def build_view(
     t = core.build_sweep(ds, method, baseline) if kind == "sweep" else core.build_compare(ds, baseline)
     noise = core.measure_noise(ds, min_effect)
     dom_rows, dom_view = domains.build_domains(ds, noise, baseline)
-    vs = core.all_verdicts(t, core.PRIMARY, noise)
-    lat = [v for m in core.LATENCY_VERDICT_METRICS for v in core.all_verdicts(t, m, noise)]
+    fam = verdicts.report_verdicts(t, noise, core.PRIMARY, core.LATENCY_VERDICT_METRICS)
+    vs = fam[core.PRIMARY]
+    lat = [v for m in core.LATENCY_VERDICT_METRICS for v in fam[m]]
     mism = {(m.scenario, m.concurrency): m for m in workloads.mismatches(t)}
     vs = vs.without(set(mism))  # different workloads: no verdict
     lat = [v for v in lat if (v.scenario, v.concurrency) not in mism]
@@ -210,6 +212,7 @@ def build_view(
         "anomalies": anomaly_views,
         "checks": checks,
         "detectable": verdict_notes.detectable(vs) or 0.0,
+        "n_compared": len(vs),
     }
     return V.ReportView(
         kind=kind,  # type: ignore[arg-type]
@@ -224,6 +227,6 @@ def build_view(
         findings=findings.band_findings(t, vs, ws, reasons, bands, min_effect), class_best=findings.class_best(t, vs, reasons, min_effect, mvs), gaps=findings.gaps(t, vs, ws),
         anomalies=anomaly_views, crossovers=cross_views, recommendations=band_recs + recs, schedule=sched, checks=checks,
         compare=compare, next_steps=advice.next_steps(t, parts, noise, prov), lossless=lossless,
-        notes=advice.aa_scenario_notes(t, noise) + advice.computed_notes(t) + advice.preflight_notes(t) + [V.Msg(key="note.skipped", args={"what": w}) for w in skip_notes(ds.skipped)],
-        domains=dom_rows, domain_summary=dom_view,
+        notes=advice.aa_scenario_notes(t, noise) + verdict_notes.model_notes(model.findings(ds, core.PRIMARY, True), lambda x: short_name(t, x) or x, vs) + advice.computed_notes(t) + advice.preflight_notes(t) + [V.Msg(key="note.skipped", args={"what": w}) for w in skip_notes(ds.skipped)],
+        domains=dom_rows, domain_summary=dom_view, design=build_design(ds),
     )  # fmt: skip

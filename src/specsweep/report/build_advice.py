@@ -6,12 +6,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from specsweep import stats, stats_plan
 from specsweep.analysis import core, recommend
 from specsweep.analysis.data import Dataset
 from specsweep.report import build_groups as groups
 from specsweep.report import headline
 from specsweep.report import view as V
 from specsweep.report.build_groups import short_name
+
+QUIET_NOISE = 0.03  # a quiet host's run-to-run noise, for the planning line of single-run reports
 
 
 def recommendations(
@@ -136,11 +139,25 @@ def next_steps(
             )
     if noise.source == "default":
         steps.append(
-            V.Msg(key="next.repeats", args={"floor": noise.floor, "detectable": view_parts["detectable"]})
+            repeats_step(noise, view_parts["detectable"], view_parts.get("n_compared", 1), len(t.points))
         )
     if prov.warmup and max(prov.warmup) >= 10:
         steps.append(V.Msg(key="next.warmup", args={"n": max(prov.warmup)}))
     return steps
+
+
+def repeats_step(noise: core.Noise, detectable: float, comparisons: int, cells: int) -> V.Msg:
+    """Nothing measured: measure first (2 runs per config give each config's noise), and what deciding
+    the target difference in each comparison would take, computed at a quiet host's noise and at the
+    assumed one (the planning aid's rule: stats_plan.runs_to_decide)."""
+    target = noise.min_effect if noise.min_effect > 0 else stats.DEFAULT_TARGET
+    m = max(comparisons, 1)
+    lo = stats_plan.runs_to_decide(QUIET_NOISE, target, comparisons=m, cells=cells)
+    hi = stats_plan.runs_to_decide(noise.sigma, target, comparisons=m, cells=cells)
+    args: dict[str, Any] = {"floor": noise.floor, "detectable": detectable, "target": target, "m": m, "power": stats.DEFAULT_POWER,
+            "quiet": QUIET_NOISE, "sigma": noise.sigma, "need_quiet": lo or stats_plan.MAX_RUNS,
+            "need": hi or stats_plan.MAX_RUNS}  # fmt: skip
+    return V.Msg(key="next.repeats", args=args)
 
 
 def preflight_notes(t: core.Table) -> list[V.Msg]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from specsweep.analysis import core, outcomes, recommend
+from specsweep.analysis import core, outcomes, recommend, verdicts
 from specsweep.analysis.anomalies import AnomalyData
 from specsweep.report import view as V
 
@@ -125,7 +125,9 @@ def member_verdicts(t: core.Table, noise: core.Noise) -> core.VerdictList:
     if t.kind == "compare":
         for col in t.columns:
             if len(col.members) > 1 and not col.is_baseline:
-                out.extend(core.all_verdicts(core.build_sweep(t.dataset, col.method), core.PRIMARY, noise))
+                out.extend(
+                    verdicts.all_verdicts(core.build_sweep(t.dataset, col.method), core.PRIMARY, noise)
+                )
     return out
 
 

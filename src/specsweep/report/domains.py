@@ -21,7 +21,7 @@ Runs that are invalid or failed have no per-domain numbers: they are listed (``D
 never dropped silently; a domain and cell where fewer than two configs have valid results has no
 winner ("-") and no recommendation is made from it.
 
-Verdicts follow the main report's rule (:func:`specsweep.analysis.core.all_verdicts`): each comparison
+Verdicts follow the main report's rule (:func:`specsweep.analysis.verdicts.all_verdicts`): each comparison
 is a log-ratio test (Welch's t over repeats, else against the measured or assumed run-to-run noise),
 decided when its Benjamini-Hochberg adjusted p value is <= ``stats.DEFAULT_LEVEL`` and the gain reaches
 ``--min-effect``; intervals are drawn at the per-comparison level those decisions amount to. The
@@ -207,7 +207,7 @@ def _decide(
     level: float = stats.DEFAULT_LEVEL,
     adjustment: stats.Adjustment = "bh",
 ) -> list[_Verdict]:
-    """One family's verdicts, as ``analysis.core.all_verdicts`` decides them: adjusted p <= level and a
+    """One family's verdicts, as ``analysis.verdicts.all_verdicts`` decides them: adjusted p <= level and a
     gain of at least ``noise.min_effect``; intervals at the level the adjusted decisions amount to."""
     p = [t.p_value for t in tests]
     p_adj = stats.adjust(p, adjustment)

@@ -23,6 +23,7 @@ from importlib import resources
 
 from specsweep import __version__
 from specsweep.report import plots
+from specsweep.report.design_render import design_banner, design_html
 from specsweep.report.html_advice import (
     anomalies,
     checks,
@@ -68,6 +69,7 @@ def _page(page: HtmlPage) -> str:
         core(page),
         plots_section(page, figs),
         winners(page, figs),
+        design_html(page),
         findings(page),
         anomalies(page),
         crossovers(page),
@@ -96,7 +98,7 @@ def _page(page: HtmlPage) -> str:
         f'<meta name="generator" content="specsweep {esc(__version__)}">\n'
         '<link rel="icon" href="data:,">\n'
         f"<title>{esc(title)}</title>\n<style>\n{css}\n</style>\n</head>\n<body>\n"
-        f"<main>\n{head}\n{nav}\n"
+        f"<main>\n{head}\n{design_banner(page)}\n{nav}\n"
         + "\n".join(s for s in sections if s)
         + f"\n<footer><p>{esc(footer)}</p></footer>\n</main>\n"
         f'<script type="application/json" id="specsweep-view">{data}</script>\n'

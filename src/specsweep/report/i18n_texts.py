@@ -44,30 +44,115 @@ _t(
     "不含 0（每个配置的运行次数：{runs}）",
 )
 _t(
+    "verdict.rule_seq",
+    "the adaptive design's sequential rule: {test_label} at each look (the first pass, then each round), the "
+    "level spent over the looks as fixed in advance, so it holds however often the design looked; "
+    "false-winner level {level:.0%}; {adj_label} over {m} comparisons; a winner's interval excludes 0 at "
+    "that adjusted level (runs per config at the deciding look: {runs})",
+    "自适应设计的序贯规则：每次查看（首轮，之后每一轮）使用{test_label}，检验水平按事先确定的比例分配到各次查看，"
+    "因此无论设计查看数据多少次都成立；误判胜者率上限 {level:.0%}；对 {m} 个比较做 {adj_label} 校正；胜者的置信区间在"
+    "校正后的水平下不含 0（作出判定那次查看时每个配置的运行次数：{runs}）",
+)
+_t(
     "verdict.ties",
     "{ties} of {m} comparisons are ties: differences under ~{detectable:.0%} are not resolvable with {runs} "
-    "run(s) per config; resolving {target:.0%} takes about {need} runs per config at the {basis_label} noise "
-    "({sigma:.1%} per run)",
+    "run(s) per config; resolving {target:.0%} with {power:.0%} probability in each of the {m} comparisons "
+    "takes about {need} runs per config at the {basis_label} noise ({sigma:.1%} per run, planned at its 90% "
+    "upper bound)",
     "{m} 个比较中 {ties} 个持平：每个配置 {runs} 次运行时，约 {detectable:.0%} 以下的差异无法分辨；按{basis_label}噪声"
-    "（每次运行 {sigma:.1%}），要分辨 {target:.0%} 的差异，每个配置约需运行 {need} 次",
+    "（每次运行 {sigma:.1%}，按其 90% 置信上限规划），要在全部 {m} 个比较中各以 {power:.0%} 的概率分辨 {target:.0%} 的差异，"
+    "每个配置约需运行 {need} 次",
 )
 _t(
     "verdict.ties_beyond",
     "{ties} of {m} comparisons are ties: differences under ~{detectable:.0%} are not resolvable with {runs} "
-    "run(s) per config; resolving {target:.0%} at the {basis_label} noise ({sigma:.1%} per run) takes more than "
-    "{need} runs per config",
+    "run(s) per config; resolving {target:.0%} with {power:.0%} probability in each of the {m} comparisons at "
+    "the {basis_label} noise ({sigma:.1%} per run) takes more than {need} runs per config",
     "{m} 个比较中 {ties} 个持平：每个配置 {runs} 次运行时，约 {detectable:.0%} 以下的差异无法分辨；按{basis_label}噪声"
-    "（每次运行 {sigma:.1%}），要分辨 {target:.0%} 的差异，每个配置需运行超过 {need} 次",
+    "（每次运行 {sigma:.1%}），要在全部 {m} 个比较中各以 {power:.0%} 的概率分辨 {target:.0%} 的差异，每个配置需运行超过 "
+    "{need} 次",
 )
 _t(
     "verdict.ties_assumed",
     "{ties} of {m} comparisons are ties: differences under ~{detectable:.0%} are not resolvable from single runs "
     "whose run-to-run noise is not measured and is assumed to be {sigma:.0%} per run (the top of what busy hosts "
-    "show); measure it with 3 runs per config (repeats: 3) or an A/A run (one config run twice): at {sigma:.0%} "
-    "noise resolving {target:.0%} takes about {need} runs per config, far fewer if the measured noise is lower",
+    "show); measure it with 2 or more runs per config (repeats: 2) or an A/A run (one config run twice): at "
+    "{sigma:.0%} noise resolving {target:.0%} with {power:.0%} probability in each of the {m} comparisons takes "
+    "about {need} runs per config, far fewer if the measured noise is lower",
     "{m} 个比较中 {ties} 个持平：单次运行的运行间噪声未实测，按假设值每次运行 {sigma:.0%}（繁忙主机上常见的上限）"
-    "计算，约 {detectable:.0%} 以下的差异无法分辨；请用每个配置 3 次运行（repeats: 3）或 A/A 运行（同一配置运行两次）"
-    "实测噪声：按 {sigma:.0%} 噪声，要分辨 {target:.0%} 的差异每个配置约需运行 {need} 次，实测噪声更低时所需次数少得多",
+    "计算，约 {detectable:.0%} 以下的差异无法分辨；请用每个配置 2 次以上运行（repeats: 2）或 A/A 运行（同一配置运行两次）"
+    "实测噪声：按 {sigma:.0%} 噪声，要在全部 {m} 个比较中各以 {power:.0%} 的概率分辨 {target:.0%} 的差异，每个配置约需运行 "
+    "{need} 次，实测噪声更低时所需次数少得多",
+)
+_t(
+    "note.noise_per_config",
+    "Run-to-run noise per config (total throughput; each config its own, pooled over its cells, with the "
+    "degrees of freedom it counts for): {list}.",
+    "各配置的运行间噪声（总吞吐；每个配置各自测得，在其所有测试点上合并，括号内为自由度）：{list}。",
+)
+_t(
+    "note.noise_unmeasured",
+    "Not measured (no repeats): {list}; their side of a comparison assumes {sigma:.0%} per run.",
+    "未实测（无重复运行）：{list}；比较时这一侧按每次运行 {sigma:.0%} 的假设噪声计算。",
+)
+_t(
+    "note.drift_rounds",
+    "The host drifted by about {size:.1%} over the run order ({where}); the runs were interleaved in rounds, "
+    "and the verdicts take the drift out (round levels and a linear trend).",
+    "运行期间主机性能漂移约 {size:.1%}（{where}）；各配置按轮次交错运行，判定已扣除漂移（各轮水平与线性趋势）。",
+)
+_t(
+    "note.drift_linear",
+    "The host drifted by about {size:.1%} over the run order ({where}); the verdicts take out a linear trend "
+    "in run order, which widens their intervals (run_order: interleaved measures drift at lower cost).",
+    "运行期间主机性能漂移约 {size:.1%}（{where}）；判定扣除了随运行顺序的线性趋势，区间因此变宽"
+    "（run_order: interleaved 可以更低代价地测量漂移）。",
+)
+_t(
+    "note.drift_unexplained",
+    "Runs far apart in the run order differ more than near ones, beyond what the drift model explains "
+    "({where}): verdicts between configs measured far apart may be off. Use run_order: interleaved.",
+    "运行顺序上相距较远的运行差异大于相近的运行，超出漂移模型的解释范围（{where}）：相隔较远测得的配置之间的判定"
+    "可能有偏差。请使用 run_order: interleaved。",
+)
+_t(
+    "note.drift_unaligned",
+    "A drift of about {size:.1%} was found within runs, but the configs were measured in separate runs with no "
+    "common clock: comparisons across them are widened by the offset such a drift could make.",
+    "在各次运行内部发现约 {size:.1%} 的漂移，但各配置在不同的运行中测得、没有共同的时钟：跨运行的比较已按这种漂移"
+    "可能造成的偏移放宽。",
+)
+_t(
+    "note.blocked_order",
+    "Configs ran one after another (run_order: blocked, {where}): a slow drift of the host during the grid "
+    "would look like a difference between them, and repeats run back to back cannot show it; "
+    "run_order: interleaved can.",
+    "各配置依次运行（run_order: blocked，{where}）：测试期间主机的缓慢漂移会表现为配置之间的差异，而连续的重复运行"
+    "无法发现它；run_order: interleaved 可以。",
+)
+_t(
+    "note.outliers",
+    "{n} run(s) lie far off the other runs of their cell: {list}. The measured noise includes them: that "
+    "lowers the power, not the false-winner level.",
+    "{n} 次运行明显偏离同一测试点的其他运行：{list}。实测噪声包含了它们：这会降低分辨力，但不会提高误判胜者率。",
+)
+_t(
+    "note.noise_differs",
+    "The run-to-run noise differs between cells beyond chance for {list} (Bartlett's test): the verdicts use "
+    "each config's noise pooled over its cells, which understates it in the noisiest cells; repeat those "
+    "cells or read their verdicts with care.",
+    "{list} 的运行间噪声在不同测试点之间的差异超出偶然范围（Bartlett 检验）：判定使用每个配置在所有测试点上合并的噪声，"
+    "会低估最嘈杂测试点的噪声；请重复这些测试点，或谨慎解读其判定。",
+)
+_t(
+    "note.heavy_tails",
+    "The measured noise has heavy tails (runs far off their cell): each verdict keeps its 5% level, but a "
+    "grid of equal configs can name a false winner somewhere more often than 5% (up to ~11% under Student-t(3) "
+    "tails, docs/statistics.md), and single runs more still. Read a lone winner with care; more repeats "
+    "narrow what a far run can do.",
+    "实测噪声有重尾（个别运行明显偏离同一测试点）：每个判定仍保持 5% 的水平，但在配置相同的网格中，某处出现误判胜者的"
+    "频率可能高于 5%（Student-t(3) 重尾下可达约 11%，见 docs/statistics.md），单次运行更甚。请谨慎对待孤立的胜者；"
+    "更多重复运行可以减小偏离运行的影响。",
 )
 _t(
     "noise.min_effect",
@@ -345,9 +430,13 @@ _t(
 )
 _t(
     "next.repeats",
-    "Run every cell 3 or more times (repeats: 3): single runs rest on an assumed noise, and cannot "
-    "separate differences under ~{detectable:.0%}.",
-    "每个测试点至少运行 3 次（repeats: 3）：单次运行依赖假设噪声，无法区分约 {detectable:.0%} 以下的差异。",
+    "Measure each config's run-to-run noise: run every cell at least twice (repeats: 2); single runs rest on an "
+    "assumed noise and cannot separate differences under ~{detectable:.0%}. Deciding {target:.0%} with "
+    "{power:.0%} probability in each of the {m} comparisons takes about {need_quiet} runs per config at "
+    "{quiet:.0%} noise and {need} at {sigma:.0%}.",
+    "请实测每个配置的运行间噪声：每个测试点至少运行 2 次（repeats: 2）；单次运行依赖假设噪声，无法区分约 "
+    "{detectable:.0%} 以下的差异。要在全部 {m} 个比较中各以 {power:.0%} 的概率分辨 {target:.0%} 的差异，噪声为 "
+    "{quiet:.0%} 时每个配置约需运行 {need_quiet} 次，噪声为 {sigma:.0%} 时约需 {need} 次。",
 )
 _t(
     "next.lossless",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from specsweep.report import i18n
+from specsweep.report.design_render import design_markdown, design_summary_md
 from specsweep.report.display import (
     aside_text,
     counted,
@@ -183,6 +184,7 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
     view = escaped_view(view)  # no string from outside becomes a line break, a link or a control code
     L = lambda k, **a: label(k, lang, **a)  # noqa: E731
     out: list[str] = [f"# {text(view.title, lang)}", ""]
+    out += design_summary_md(view, lang)
     out += provenance(view, lang)
     out += ["", "---", "", f"## {L('sec.core')}", ""]
     out += core_table(view, lang)
@@ -190,6 +192,7 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
     title = L("sec.winners") if view.kind == "sweep" else L("sec.winners_by", metric=metric)
     out += ["", "---", "", f"## {title}", ""]
     out += winner_table(view, lang)
+    out += design_markdown(view, lang)
     out += ["", "---", "", f"## {L('sec.findings')}", ""]
     n = 0
     if view.kind == "compare" and view.compare is not None:

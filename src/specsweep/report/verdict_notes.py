@@ -4,13 +4,16 @@ have resolved and how many runs per config a target difference would take."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from statistics import median
 from typing import Any
 
-from specsweep import stats
+from specsweep import stats, stats_plan
 from specsweep.analysis.core import Noise, PairVerdict
+from specsweep.analysis.model import Findings
 from specsweep.analysis.outcomes import tie_reason
 from specsweep.report.view import Msg, ReportView
 
@@ -26,7 +29,7 @@ def rule_msg(vs: Sequence[PairVerdict]) -> Msg | None:
         return None
     method = Counter(v.method for v in vs).most_common(1)[0][0]
     return Msg(
-        key="verdict.rule",
+        key="verdict.rule_seq" if any(v.sequential for v in vs) else "verdict.rule",
         args={"test": f"test.{method}", "level": vs[0].level, "adj": f"adj.{vs[0].adjustment}",
               "m": vs[0].n_compared, "runs": _runs(vs)},
     )  # fmt: skip
@@ -41,16 +44,19 @@ def detectable(vs: Sequence[PairVerdict]) -> float | None:
 
 def ties_msg(vs: Sequence[PairVerdict]) -> Msg | None:
     """For the ties the runs could not resolve: the detectable difference and the planning aid (runs
-    per config for the target). Ties whose gap is only under --min-effect are :func:`ties_min_msg`'s."""
+    per config for the target, with the power it plans for, in each comparison of this family, at the
+    noise's upper bound). Ties whose gap is only under --min-effect are :func:`ties_min_msg`'s."""
     ties = [v for v in vs if tie_reason(v) == "noise"]
     det = detectable(vs)
     if not ties or det is None:
         return None
     sigma = float(median(v.noise_sd for v in ties))
     target = ties[0].target_effect
-    need = stats.repeats_needed(sigma, target, level=ties[0].level)
+    needs = sorted(math.inf if v.repeats_needed is None else v.repeats_needed for v in ties)
+    mid = needs[len(needs) // 2]
+    need = None if math.isinf(mid) else int(mid)
     args: dict[str, Any] = {"ties": len(ties), "m": len(vs), "detectable": det, "runs": _runs(ties), "target": target,
-            "sigma": sigma, "need": need if need is not None else 200,
+            "sigma": sigma, "need": need if need is not None else stats_plan.MAX_RUNS, "power": stats.DEFAULT_POWER,
             "basis": "noise_basis.assumed" if all(v.method == "z_assumed_noise" for v in ties) else "noise_basis.measured"}  # fmt: skip
     if need is None:
         return Msg(key="verdict.ties_beyond", args=args)
@@ -95,3 +101,48 @@ def rests_on(basis: str) -> str:
         return "rests.repeats"
     kind = "assumed" if "default" in basis else "measured"
     return f"rests.requests_{kind}" if basis.startswith("requests") else f"rests.{kind}"
+
+
+def _where(domain: str) -> str:
+    return "all runs" if domain == "clock" else Path(domain).name or domain
+
+
+def model_notes(f: Findings, label: Callable[[str], str], vs: Sequence[PairVerdict] = ()) -> list[Msg]:
+    """Notes on what the verdicts' noise model found (analysis.model.findings): each config's own
+    noise, drift taken out or not accountable, blocked order, outlier runs, cells that differ in
+    noise, and heavy tails under verdicts that rest on single runs (the shapes the rule cannot hold:
+    docs/statistics.md)."""
+    out: list[Msg] = []
+    measured = [
+        f"{label(c)} {s:.1%} ({df:.0f} df)" for c, v in f.noise.items() if v is not None for s, df in [v]
+    ]
+    unmeasured = [label(c) for c, v in f.noise.items() if v is None]
+    if measured:
+        out.append(Msg(key="note.noise_per_config", args={"list": "; ".join(measured)}))
+        if unmeasured:
+            out.append(
+                Msg(
+                    key="note.noise_unmeasured",
+                    args={"list": ", ".join(unmeasured), "sigma": stats.DEFAULT_RUN_NOISE},
+                )
+            )
+    for d in f.drift:
+        if d.found and not f.unaligned:
+            key = "note.drift_rounds" if d.rounds else "note.drift_linear"
+            out.append(Msg(key=key, args={"size": math.expm1(d.size), "where": _where(d.domain)}))
+        if d.unexplained:
+            out.append(Msg(key="note.drift_unexplained", args={"where": _where(d.domain)}))
+    if f.unaligned:
+        size = max((d.size for d in f.drift if d.found), default=0.0)
+        out.append(Msg(key="note.drift_unaligned", args={"size": math.expm1(size)}))
+    if f.blocked:
+        out.append(Msg(key="note.blocked_order", args={"where": ", ".join(_where(d) for d in f.blocked)}))
+    if f.outliers:
+        cells = [f"{label(o.config)} {o.cell[0]} c={o.cell[1]} ({o.departure:+.0%})" for o in f.outliers
+                 if isinstance(o.cell, tuple)]  # fmt: skip
+        out.append(Msg(key="note.outliers", args={"n": len(f.outliers), "list": "; ".join(cells[:8])}))
+    if f.heterogeneous:
+        out.append(Msg(key="note.noise_differs", args={"list": ", ".join(label(c) for c in f.heterogeneous)}))
+    if f.tails and any(v.method != "z_assumed_noise" for v in vs):
+        out.append(Msg(key="note.heavy_tails", args={}))
+    return out

@@ -44,6 +44,7 @@ from typing import Literal, NamedTuple
 
 from pydantic import Field
 
+from specsweep.report.design_view import DesignView
 from specsweep.report.domains import DomainRow, DomainsView
 from specsweep.report.view_advice import ClassBest as ClassBest
 from specsweep.report.view_advice import CompareSummary as CompareSummary
@@ -193,6 +194,14 @@ class Verdict(_Frozen):
     target_effect: float = 0.05  # the planning aid's target difference
     repeats_needed: int | None = None  # runs per config to decide target_effect with 80% power
     se_log: float = 0.0  # standard error of log(1 + effect)
+    df: float | None = None  # the t reference's degrees of freedom (None: normal, an assumed noise)
+    noise_a: float = 0.0  # each config's run-to-run noise sd (log scale): never one for both
+    noise_b: float = 0.0
+    gated: bool = False  # a secondary metric's family not opened: the primary metric named no winner
+    equivalent: bool = False  # the adaptive design showed a and b within its margin
+    looks: int = 1  # looks at the data the verdict rests on (rounds of the adaptive design)
+    se_shared: float = 0.0  # the part of se_log every cell shares (the drift estimate's)
+    sequential: bool = False  # decided by the adaptive design's sequential rule
 
 
 class WinnerRow(_Frozen):
@@ -315,6 +324,8 @@ class ReportView(_Frozen):
     # per-domain section (report.domains): one row per category x cell x config, and its verdicts
     domains: list[DomainRow] = Field(default_factory=list)
     domain_summary: DomainsView | None = None
+    # a run made with the adaptive design: how each cell was decided, its cost (report.design_view)
+    design: DesignView | None = None
 
     def to_json(self, *, indent: bool = True) -> str:
         return self.model_dump_json(indent=2 if indent else None)

@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import gc
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -35,7 +36,13 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (0 = pick a free one; default 8000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of acceptance sampling, sampling and faults")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed of acceptance sampling, sampling and faults (default: a fresh one each start, printed "
+        "and in /sim_info; a real server's second launch is a second run, not a replay of the first)",
+    )
     p.add_argument(
         "--time-scale", type=float, default=1.0, help="virtual seconds per wall second (2 = twice as fast)"
     )
@@ -72,6 +79,8 @@ def serve_main(args: argparse.Namespace) -> int:
         raise UsageError(f"--port {args.port}; expected 0..65535")
     if args.truth:
         Path(args.truth).parent.mkdir(parents=True, exist_ok=True)
+    if args.seed is None:  # two launches must not replay one run: repeats would measure no noise
+        args.seed = secrets.randbelow(2**31)
     return asyncio.run(_serve(args, profile, faults))
 
 
@@ -103,7 +112,7 @@ async def _serve(args: argparse.Namespace, profile: Profile, faults: Faults) -> 
     gc.set_threshold(50_000, 50, 100)
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    sys.stdout.write(f"specsweep-sim listening on {handle.url}\n")
+    sys.stdout.write(f"specsweep-sim listening on {handle.url}\nspecsweep-sim seed {args.seed}\n")
     sys.stdout.flush()
     dead = handle.server.dead
     assert dead is not None

@@ -1,0 +1,328 @@
+"""The adaptive design (`specsweep run --adaptive`) replayed on the reference grid in virtual time,
+against the same grid with `repeats: 3` (issue 25, "How it is shown").
+
+- **The grid:** the two reference reports' 18 cells x DSpark st=3 / st=5 / EAGLE; a run's true value
+  is the reference table's total throughput, its cost the table's Duration(s) (EAGLE's, missing from
+  the table, from DSpark st=3's scaled by the throughput ratio: the same tokens at EAGLE's rate).
+- **Launch cost:** 300 s per server launch (rows at 60 s and 900 s).
+- **Noise:** log-normal at 3%, 5%, 10% per run; Student t (3 df) tails; a slow drift of 5% over the
+  time the baseline takes (both the design and the baseline drift by the clock).
+- **The design:** specsweep.adaptive.schedule (the code `run --adaptive` calls), with the default
+  settings (margin 5%, max_repeats 4, budget 50% of the baseline), round after round in virtual time.
+- **The baseline:** 3 interleaved rounds (a launch per config per round, as specsweep runs
+  `repeats: 3`), judged by the report's rule (each config's pooled noise, BH over the grid's pairs);
+  its cost is also given for the blocked order (one launch per config).
+
+Measures per row, over ``--replays`` seeded replays: the design's mean and p95 cost as a share of the
+baseline's, and the floor no design that runs every cell once can go under (the first pass); the
+share of A/A replays (all three configs equal) naming any winner; on pairs whose true gap is at
+least twice the margin, the share decided for the right config, against the baseline's; and the
+share of equivalence verdicts whose true gap is under the margin.
+
+    python3 benchmarks/adaptive_design.py --replays 1000 --write docs/statistics.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import multiprocessing
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # a sibling helper, also when loaded by path
+from doc_section import emit
+from specsweep import stats
+from specsweep.adaptive.schedule import step
+from specsweep.adaptive.types import DesignSettings, DesignState, Observation, Point
+from specsweep.stats_compare import compare
+from specsweep.stats_noise import fit
+
+LABELS = ("DSpark(st=3)", "DSpark(st=5)", "EAGLE")
+FILTER = {"DSpark(st=3)": ("dspark", "3"), "DSpark(st=5)": ("dspark", "5"), "EAGLE": ("eagle", "")}
+BEGIN, END = "<!-- adaptive-design:begin -->", "<!-- adaptive-design:end -->"
+
+
+@dataclass(frozen=True)
+class Grid:
+    points: tuple[Point, ...]
+    truth: dict[tuple[str, Point], float]
+    cost: dict[tuple[str, Point], float]
+
+    def aa(self) -> Grid:
+        """Every config equal to DSpark st=3 in every cell (costs kept): every winner is false."""
+        return replace(
+            self, truth={(lab, p): self.truth[(LABELS[0], p)] for lab in LABELS for p in self.points}
+        )
+
+
+def reference_grid() -> Grid:
+    from specsweep.sim.reference import REFERENCE_DIR
+
+    with (REFERENCE_DIR / "seed-results.csv").open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    truth, cost = {}, {}
+    points: list[Point] = []
+    for r in rows:
+        p = (r["scenario"], int(r["concurrency"]))
+        if p not in points:
+            points.append(p)
+        for lab, (m, st) in FILTER.items():
+            if r["method"] == m and r["spec_tokens"] == st:
+                truth[(lab, p)] = float(r["total_throughput"])
+                if r["duration_s"]:
+                    cost[(lab, p)] = float(r["duration_s"])
+    for p in points:  # EAGLE: the same tokens at its throughput
+        cost[("EAGLE", p)] = cost[(LABELS[0], p)] * truth[(LABELS[0], p)] / truth[("EAGLE", p)]
+    return Grid(tuple(points), truth, cost)
+
+
+@dataclass(frozen=True)
+class Noise:
+    name: str
+    sd: float
+    law: str = "normal"  # normal | t3
+    drift: float = 0.0  # log drift over the baseline's duration, by the clock
+
+
+class World:
+    """Draws runs: the true value times the noise (and the drift at the run's virtual time)."""
+
+    def __init__(self, grid: Grid, noise: Noise, rng: np.random.Generator, horizon_s: float) -> None:
+        self.grid, self.noise, self.rng, self.horizon = grid, noise, rng, horizon_s
+
+    def value(self, label: str, p: Point, t: float) -> float:
+        z = self.rng.standard_t(3) / math.sqrt(3.0) if self.noise.law == "t3" else self.rng.normal()
+        return self.grid.truth[(label, p)] * math.exp(self.noise.sd * z + self.noise.drift * t / self.horizon)
+
+
+def baseline_cost(grid: Grid, launch: float, order: str = "interleaved") -> float:
+    runs = sum(grid.cost.values())
+    launches = len(LABELS) * (3 if order == "interleaved" else 1)
+    return 3 * runs + launches * launch
+
+
+def first_pass_cost(grid: Grid, launch: float) -> float:
+    return sum(grid.cost.values()) + len(LABELS) * launch
+
+
+def replay_design(
+    world: World, settings: DesignSettings, launch: float
+) -> tuple[DesignState, list[Observation]]:
+    obs: list[Observation] = []
+    clock, seq = 0.0, 0
+    launch_s = dict.fromkeys(LABELS, launch)
+    count: dict[tuple[str, Point], int] = {}
+    state, prior = step(obs, LABELS, world.grid.points, settings, launch_s)
+    while state.next is not None:
+        for la in state.next.launches:
+            clock += launch
+            for p in la.runs:
+                c = world.grid.cost[(la.label, p)]
+                clock += c
+                rep = count.get((la.label, p), 0)
+                count[(la.label, p)] = rep + 1
+                obs.append(
+                    Observation(la.label, p, rep, state.next.round, seq, world.value(la.label, p, clock), c)
+                )
+                seq += 1
+        state, prior = step(obs, LABELS, world.grid.points, settings, launch_s, prior)
+    return state, obs
+
+
+def replay_baseline(world: World, launch: float, level: float) -> dict[tuple[Point, str, str], str | None]:
+    """3 interleaved rounds, judged by the report's plain rule: winners per pair (None: a tie)."""
+    cfg, cell, y, rnd = [], [], [], []
+    clock = 0.0
+    for r in range(3):
+        for lab in LABELS if r % 2 == 0 else tuple(reversed(LABELS)):
+            clock += launch
+            for p in world.grid.points:
+                clock += world.grid.cost[(lab, p)]
+                cfg.append(lab)
+                cell.append(p)
+                y.append(math.log(world.value(lab, p, clock)))
+                rnd.append(r)
+    model = fit(cfg, cell, y, pos=np.arange(len(y), dtype=float), domain=["run"] * len(y), rounds=rnd,
+                block_domains=frozenset({"run"}), diagnostics=False)  # fmt: skip
+    keys = [(p, LABELS[i], LABELS[j]) for p in world.grid.points for i in range(3) for j in range(i + 1, 3)]
+    tests = [compare(model, (a, p), (b, p)) for p, a, b in keys]
+    adj = stats.adjust([t.p_value if t else 1.0 for t in tests], "bh")
+    out: dict[tuple[Point, str, str], str | None] = {}
+    for k, t, pa in zip(keys, tests, adj, strict=True):
+        out[k] = None if t is None or pa > level else (k[1] if t.log_effect > 0 else k[2])
+    return out
+
+
+def design_winners(
+    state: DesignState,
+) -> tuple[dict[tuple[Point, str, str], str | None], set[tuple[Point, str, str]]]:
+    win: dict[tuple[Point, str, str], str | None] = {}
+    eq: set[tuple[Point, str, str]] = set()
+    for c in state.cells:
+        for ps in c.pairs:
+            win[(ps.point, ps.a, ps.b)] = ps.winner
+            if ps.status == "equivalent":
+                eq.add((ps.point, ps.a, ps.b))
+    return win, eq
+
+
+@dataclass
+class Row:
+    noise: str
+    launch: float
+    replays: int
+    budget: str = ""
+    cost_mean: float = 0.0  # share of the interleaved baseline
+    cost_p95: float = 0.0
+    cost_blocked: float = 0.0  # mean share of the blocked baseline
+    floor: float = 0.0  # the first pass's share of the interleaved baseline
+    aa_any: float = 0.0  # A/A replays naming any winner (design)
+    aa_any_base: float = 0.0
+    right: float = 0.0  # pairs with a true gap >= 2 margins decided for the right config (design)
+    right_base: float = 0.0
+    n_big: int = 0
+    eq_right: float = 1.0
+    n_eq: int = 0
+    wrong: float = 0.0  # decided for the worse config (any gap)
+
+
+def measure(
+    grid: Grid, noise: Noise, launch: float, replays: int, seed: int, settings: DesignSettings
+) -> Row:
+    """One row: ``replays`` replays of the design on the grid and on its A/A version, and as many of
+    the baseline (seeded: the same seed gives the same row)."""
+    rng = np.random.default_rng(seed)
+    base = baseline_cost(grid, launch)
+    blocked = baseline_cost(grid, launch, "blocked")
+    row = Row(noise.name, launch, replays, _budget(settings), floor=first_pass_cost(grid, launch) / base)
+    costs, right, right_b, big, eq_ok, eq_n, wrong, decided = [], 0, 0, 0, 0, 0, 0, 0
+    aa_any = aa_base = 0
+    gaps = {(p, a, b): math.log(grid.truth[(a, p)] / grid.truth[(b, p)])
+            for p in grid.points for i, a in enumerate(LABELS) for b in LABELS[i + 1:]}  # fmt: skip
+    margin = math.log1p(settings.margin)
+    for _ in range(replays):
+        world = World(grid, noise, rng, base)
+        state, _obs = replay_design(world, settings, launch)
+        costs.append(state.spent_s)
+        win, eq = design_winners(state)
+        bw = replay_baseline(World(grid, noise, rng, base), launch, settings.level)
+        for k, g in gaps.items():
+            truth_w = k[1] if g > 0 else k[2]
+            if abs(g) >= 2 * margin:
+                big += 1
+                right += win.get(k) == truth_w
+                right_b += bw.get(k) == truth_w
+            if win.get(k) is not None:
+                decided += 1
+                wrong += g != 0 and win.get(k) != truth_w
+        for k in eq:
+            eq_n += 1
+            eq_ok += abs(gaps[k]) < margin
+        aa = grid.aa()
+        st_aa, _ = replay_design(World(aa, noise, rng, base), settings, launch)
+        aa_any += any(ps.winner for c in st_aa.cells for ps in c.pairs)
+        aa_base += any(
+            w is not None
+            for w in replay_baseline(World(aa, noise, rng, base), launch, settings.level).values()
+        )
+    c = np.array(costs)
+    row.cost_mean, row.cost_p95 = float(c.mean() / base), float(np.quantile(c, 0.95) / base)
+    row.cost_blocked = float(c.mean() / blocked)
+    row.aa_any, row.aa_any_base = aa_any / replays, aa_base / replays
+    row.right, row.right_base, row.n_big = right / max(big, 1), right_b / max(big, 1), big
+    row.eq_right, row.n_eq = (eq_ok / eq_n if eq_n else 1.0), eq_n
+    row.wrong = wrong / max(decided, 1)
+    return row
+
+
+NOISES = (Noise("log-normal 3%", 0.03), Noise("log-normal 5%", 0.05), Noise("log-normal 10%", 0.10),
+          Noise("Student-t(3) 5%", 0.05, "t3"), Noise("drift 5% over the baseline's time, 3%", 0.03, drift=0.05))  # fmt: skip
+
+
+NO_BUDGET = DesignSettings(budget_fraction=None)
+
+
+def rows_to_run() -> list[tuple[Noise, float, DesignSettings]]:
+    """Every noise at 300 s launches with the default settings and with no budget (the rules alone
+    stop it); the launch-cost sensitivity rows at 5% noise."""
+    default = DesignSettings()
+    rows = [(n, 300.0, st) for st in (default, NO_BUDGET) for n in NOISES]
+    return rows + [(NOISES[1], launch, st) for launch in (60.0, 900.0) for st in (default, NO_BUDGET)]
+
+
+def _row(args: tuple[Grid, Noise, float, int, int, DesignSettings]) -> Row:
+    return measure(*args)
+
+
+def se(p: float, n: int) -> float:
+    return math.sqrt(max(p * (1 - p), 1e-12) / max(n, 1))
+
+
+def _budget(s: DesignSettings) -> str:
+    parts = ([f"{s.budget_fraction:.0%} of the baseline"] if s.budget_fraction else []) + (
+        [f"{s.budget_s:.0f} s"] if s.budget_s else [])  # fmt: skip
+    return " or ".join(parts) if parts else "none"
+
+
+def markdown(rows: Sequence[Row], command: str, settings: DesignSettings) -> str:
+    def pct(x: float) -> str:
+        return f"{x * 100:.1f}%"
+
+    out = [
+        f"Generated by `{command}` (settings: margin {settings.margin:.0%}, max_repeats {settings.max_repeats}, "
+        f"budget as the column says; the default is {_budget(settings)}). Costs are shares of the same grid with "
+        '`repeats: 3` run interleaved (3 rounds, a launch per config per round); "blocked" against one launch '
+        "per config. The floor is the first pass alone (every cell once): no design that measures every cell "
+        "can cost less.",
+        "",
+        "| noise | launch | budget | replays | cost mean (p95) | vs blocked | floor | A/A any winner: design / "
+        "baseline | gap >= 2 margins right: design / baseline | equivalence right (verdicts) | targets met |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        level_ok = r.aa_any <= 0.05 + 2 * se(0.05, r.replays)
+        power_ok = r.right >= r.right_base - se(r.right_base, r.n_big)
+        eq_ok = r.n_eq == 0 or r.eq_right >= 0.95 - 2 * se(0.95, r.n_eq)
+        cost_ok = r.cost_mean <= 0.25 and r.cost_p95 <= 0.40
+        met = "yes" if level_ok and power_ok and eq_ok and cost_ok else (
+            "all but cost" if level_ok and power_ok and eq_ok else "**no**")  # fmt: skip
+        out.append(f"| {r.noise} | {r.launch:.0f} s | {r.budget} | {r.replays} | {pct(r.cost_mean)} ({pct(r.cost_p95)}) | "
+                   f"{pct(r.cost_blocked)} | {pct(r.floor)} | {pct(r.aa_any)} / {pct(r.aa_any_base)} | "
+                   f"{pct(r.right)} / {pct(r.right_base)} | {pct(r.eq_right)} ({r.n_eq}) | {met} |")  # fmt: skip
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    p.add_argument(
+        "--replays", type=int, default=1000, help="seeded replays per row (design, A/A and baseline each)"
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="rows replayed in parallel")
+    p.add_argument("--write", metavar="FILE", help="replace the generated section of this Markdown file")
+    a = p.parse_args(argv)
+    if a.replays < 1:
+        p.error(f"--replays must be >= 1, got {a.replays}")
+    grid = reference_grid()
+    work = [(grid, n, launch, a.replays, a.seed + i, st) for i, (n, launch, st) in enumerate(rows_to_run())]
+    if a.jobs > 1:
+        with multiprocessing.Pool(a.jobs) as pool:
+            rows = pool.map(_row, work)
+    else:
+        rows = [_row(w) for w in work]
+    md = markdown(
+        rows, f"python3 benchmarks/adaptive_design.py --replays {a.replays} --seed {a.seed}", DesignSettings()
+    )
+    emit(md, a.write, BEGIN, END)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,172 @@
+"""The noise model of a report's runs, per metric: every ok summary row of the dataset as one run with
+its config, cell, oriented log value and place in the run order (:mod:`specsweep.stats_noise`).
+
+Run order, per row: ``seq`` (rows of this wave's runs), else ``started_at``, else the summary file's
+line. One order domain per run dir; when several run dirs all have ``started_at`` they share one
+clock (one domain, ranked by time). Rounds (``round``, else ``repeat``) are time blocks only in run
+dirs whose manifest says the order was interleaved or adaptive (``run_order.kind``).
+
+A run dir whose manifest has a ``design`` record (``specsweep run --adaptive``) is judged by the
+design's sequential rule (:mod:`specsweep.stats_seq`) for every metric, so the run and its report
+agree; :func:`design_of` finds it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from specsweep.adaptive.observe import settings_of
+from specsweep.adaptive.types import DesignSettings
+from specsweep.analysis.data import Dataset
+from specsweep.stats_noise import Drift, NoiseModel, Outlier
+from specsweep.stats_seq import Runs
+
+BLOCK_ORDERS = ("interleaved", "adaptive")
+
+
+@dataclass(frozen=True)
+class MetricRuns:
+    """One metric's runs (one entry per ok run with a positive value) and each order domain's
+    recorded run order ("" unknown)."""
+
+    runs: Runs
+    order_kinds: dict[str, str]
+
+    def model(self) -> NoiseModel:
+        return self.runs.model(diagnostics=True)
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _time(v: Any) -> float | None:
+    if not isinstance(v, str) or not v:
+        return None
+    try:
+        return datetime.fromisoformat(v.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+_Row = tuple[str, Hashable, float, str, "float | None", int, "float | None", int]
+
+
+def idx_has(rows: list[_Row], idx: list[int]) -> tuple[bool, bool]:
+    """Whether every row of a run dir has a seq, and whether every one has a start time."""
+    return all(rows[i][6] is not None for i in idx), all(rows[i][4] is not None for i in idx)
+
+
+def _order_key(row: _Row, has: tuple[bool, bool]) -> tuple[float, int]:
+    """A row's place in its run dir: seq, else start time, else the summary file's line."""
+    seq, start = row[6], row[4]
+    if has[0] and seq is not None:
+        return seq, row[7]
+    if has[1] and start is not None:
+        return start, row[7]
+    return float(row[7]), row[7]
+
+
+def manifest_of(ds: Dataset) -> dict[str, dict[str, Any]]:
+    return {str(rd.path): m for rd, m in zip(ds.run_dirs, ds.manifests, strict=True)}
+
+
+def order_kind(man: dict[str, Any]) -> str:
+    ro = man.get("run_order")
+    k = ro.get("kind") if isinstance(ro, dict) else None
+    return k if isinstance(k, str) else ""
+
+
+def design_of(ds: Dataset) -> DesignSettings | None:
+    """The design's settings when the dataset is one run dir made by it; None otherwise (the plain
+    rule applies: several run dirs are no longer the design's data alone)."""
+    mans = list(manifest_of(ds).values())
+    return settings_of(mans[0]) if len(mans) == 1 else None
+
+
+def metric_runs(ds: Dataset, metric: str, higher_is_better: bool) -> MetricRuns:
+    rows: list[_Row] = []
+    for (label, s, c), cell in ds.cells.items():
+        for r in cell.ok:
+            v = r.get(metric)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v <= 0:
+                continue
+            y = math.log(v) if higher_is_better else -math.log(v)
+            d = str(r.get("_run_dir", ""))
+            seq = _int(r.get("seq"))
+            rnd = _int(r.get("round"))
+            rnd = rnd if rnd is not None else _int(r.get("repeat")) or 0
+            rows.append((label, (s, c), y, d, _time(r.get("started_at")), rnd,
+                         float(seq) if seq is not None else None, _int(r.get("_line")) or 0))  # fmt: skip
+    mans = manifest_of(ds)
+    kinds = {d: order_kind(m) for d, m in mans.items()}
+    dirs = {x[3] for x in rows}
+    common = len(dirs) > 1 and all(x[4] is not None for x in rows)
+    pos = np.empty(len(rows))
+    doms: list[str] = []
+    if common:  # one clock: rank by time, ties by each dir's own order
+        order = sorted(
+            range(len(rows)), key=lambda i: (rows[i][4], rows[i][3], rows[i][6] or 0.0, rows[i][7])
+        )
+        for rank, i in enumerate(order):
+            pos[i] = rank
+        doms = ["clock"] * len(rows)
+        blocks: frozenset[str] = frozenset()
+        kinds = {"clock": ""}
+    else:
+        for d in dirs:
+            idx = [i for i, x in enumerate(rows) if x[3] == d]
+            has = idx_has(rows, idx)
+            for rank, i in enumerate(sorted(idx, key=lambda i: _order_key(rows[i], has))):
+                pos[i] = rank
+        doms = [x[3] for x in rows]
+        blocks = frozenset(d for d in dirs if kinds.get(d) in BLOCK_ORDERS)
+    runs = Runs(tuple(x[0] for x in rows), tuple(x[1] for x in rows), np.array([x[2] for x in rows]), pos,
+                np.array([x[5] for x in rows], dtype=int), tuple(doms), blocks)  # fmt: skip
+    return MetricRuns(runs, kinds)
+
+
+TAILS_KURTOSIS = 1.0  # excess kurtosis of the measured noise from which single runs are warned about
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What the noise model says about the data, for the report's notes: each config's own noise
+    (None: not measured), the drift per domain, run dirs recorded in blocked order with several
+    configs, whether a found drift spans run dirs with no common clock, the runs flagged as outliers,
+    the configs whose cells differ in noise (Bartlett), and whether the noise has heavy tails
+    (outliers flagged or excess kurtosis >= TAILS_KURTOSIS)."""
+
+    noise: dict[str, tuple[float, float] | None]
+    drift: tuple[Drift, ...]
+    order_kinds: dict[str, str]
+    blocked: tuple[str, ...]
+    unaligned: bool
+    outliers: tuple[Outlier, ...]
+    heterogeneous: tuple[str, ...] = ()
+    tails: bool = False
+
+
+def findings(ds: Dataset, metric: str, higher_is_better: bool) -> Findings:
+    mr = metric_runs(ds, metric, higher_is_better)
+    runs, m = mr.runs, mr.model()
+    noise = {c: ((n.sigma, n.df_eff) if n.measured else None) for c, n in sorted(m.configs.items())}
+    by_dom: dict[str, set[str]] = {}
+    for c, d in zip(runs.configs, runs.domains, strict=True):
+        by_dom.setdefault(d, set()).add(c)
+    blocked = tuple(
+        sorted(d for d, k in mr.order_kinds.items() if k == "blocked" and len(by_dom.get(d, ())) > 1)
+    )
+    found = [d for d in m.drift if d.found]
+    unaligned = (
+        bool(found) and len(by_dom) > 1 and any(len(cs) < len(set(runs.configs)) for cs in by_dom.values())
+    )
+    het = tuple(c for c, n in sorted(m.configs.items()) if n.heterogeneous)
+    tails = bool(m.outliers) or m.kurtosis >= TAILS_KURTOSIS
+    return Findings(noise, m.drift, mr.order_kinds, blocked, unaligned, m.outliers, het, tails)

@@ -1,0 +1,171 @@
+"""The adaptive design's loop (``specsweep run --adaptive``): launch, measure, ask the rules, repeat.
+
+    round 0   the first pass: every config launched once (plan order), every cell once
+    round r   plan_next(observations of rounds < r) -> a batch: the configs to launch, in order, and
+              each one's runs (a config's pending runs in one launch); None: the design is finished
+
+Each run is stored as it finishes (``round`` = r, ``seq`` = its place in the run order, ``repeat``
+numbering the runs of a (config, cell) from 0, so (cell_id, repeat) stays the resume key), with its
+wall time (``wall_s``) and its launch's start -> ready time (``launch_s``): the rules' costs.
+
+The rules are pure and deterministic (specsweep.adaptive), so ``--resume`` needs no state of its
+own: round r's batch is plan_next of the rows of rounds < r, computed again, and a round cut short
+by an interrupt is finished with exactly the runs it lacks before round r + 1 is asked for. The
+manifest's ``run_order`` gets each round's launch order as the round starts.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from specsweep.adaptive import observe
+from specsweep.adaptive.types import Batch, DesignState, Launch, Point
+from specsweep.config import Cell, Plan
+from specsweep.errors import SpecsweepError
+from specsweep.orchestrate.job import ConfigJob, Observer, no_observer
+from specsweep.orchestrate.rounds import design_settings
+from specsweep.run_secrets import stored_id
+from specsweep.store import RunDir
+
+log = logging.getLogger(__name__)
+
+PlanNext = observe.PlanNext
+MAX_ROUNDS = 1000  # a guard against rules that never finish; max_repeats bounds a sound design far lower
+
+
+class RoundRunner(Protocol):
+    """What the loop needs of an executor (specsweep.orchestrate.run.Executor)."""
+
+    def run(self, jobs: Sequence[ConfigJob]) -> object: ...
+
+
+def first_pass(plan: Plan) -> Batch:
+    """Round 0: each config launched once, in plan order, running each of its cells once."""
+    return Batch(
+        round=0,
+        launches=tuple(
+            Launch(cfg.label, tuple((c.scenario, c.max_concurrency) for c in plan.cells[cfg.label]))
+            for cfg in plan.configs
+        ),
+        reason="first pass: every config and cell once",
+    )
+
+
+class Design:
+    """The plan seen as the rules see it: labels, points, and the rows of a run dir as observations."""
+
+    def __init__(self, plan: Plan, plan_next: PlanNext) -> None:
+        exp = plan.experiment
+        if exp.adaptive is None:
+            raise SpecsweepError(
+                "the experiment has no adaptive design (add an 'adaptive:' section or --adaptive)"
+            )
+        self.plan = plan
+        self.rules = plan_next
+        self.settings = design_settings(plan)
+        self.configs = [c.label for c in plan.configs]
+        self.points = list(dict.fromkeys((c.scenario, c.max_concurrency) for c in plan.all_cells()))
+        self.cells: dict[tuple[str, Point], Cell] = {
+            (c.label, (c.scenario, c.max_concurrency)): c for c in plan.all_cells()
+        }
+        self._by_stored = {stored_id(c.cell_id): c for c in plan.all_cells()}
+
+    def rows(self, run_dir: RunDir) -> list[dict[str, Any]]:
+        """The run dir's rows of this plan's cells, each under the plan's own label and cell."""
+        out = []
+        for r in run_dir.iter_summary():
+            cell = self._by_stored.get(str(r.get("cell_id")))
+            if cell is not None:
+                out.append({**r, "label": cell.label, "scenario": cell.scenario,
+                            "max_concurrency": cell.max_concurrency})  # fmt: skip
+        return out
+
+    def state(self, rows: Sequence[dict[str, Any]]) -> DesignState:
+        """The rules' verdict on ``rows``."""
+        metric = self.settings.metric
+        obs = observe.observations(rows, metric)
+        return self.rules(obs, self.configs, self.points, self.settings, observe.launch_times(rows))
+
+    def jobs(self, batch: Batch, rnd: int, rows: Sequence[dict[str, Any]], run_path: Any) -> list[ConfigJob]:
+        """The batch's launches as config jobs, without the runs round ``rnd`` already stored (a
+        resumed round). A run's repeat: the rows its (config, cell) has so far, counted on."""
+        done = Counter(
+            (r["label"], (r["scenario"], r["max_concurrency"])) for r in rows if r.get("round") == rnd
+        )
+        count = Counter(r["cell_id"] for r in rows)
+        by_label = {c.label: c for c in self.plan.configs}
+        jobs = []
+        for launch in batch.launches:
+            cfg = by_label.get(launch.label)
+            if cfg is None:
+                raise SpecsweepError(f"the design asked for an unknown config {launch.label!r}")
+            runs: list[tuple[Cell, int]] = []
+            for point in launch.runs:
+                cell = self.cells.get((launch.label, point))
+                if cell is None:
+                    log.warning("design: %s has no cell %s c=%s; run skipped", launch.label, *point)
+                    continue
+                if done[(launch.label, point)] > 0:
+                    done[(launch.label, point)] -= 1
+                    continue
+                sid = stored_id(cell.cell_id)
+                runs.append((cell, count[sid]))
+                count[sid] += 1
+            if runs:
+                jobs.append(ConfigJob(cfg, self.plan, run_path, runs=tuple(runs), round=rnd))
+        return jobs
+
+
+def run_design(
+    plan: Plan,
+    run_dir: RunDir,
+    executor: RoundRunner,
+    *,
+    observer: Observer = no_observer,
+    plan_next: PlanNext | None = None,
+) -> DesignState:
+    """Run the design into ``run_dir`` until the rules say it is finished (or continue it: resume);
+    returns the rules' final state."""
+    d = Design(plan, plan_next or observe.default_rules())
+    rnd = 0
+    state: DesignState | None = None
+    while rnd < MAX_ROUNDS:
+        rows = d.rows(run_dir)
+        if rnd == 0:
+            batch: Batch | None = first_pass(plan)
+        else:
+            state = d.state([r for r in rows if isinstance(r.get("round"), int) and r["round"] < rnd])
+            batch = state.next
+        if batch is None:
+            break
+        jobs = d.jobs(batch, rnd, rows, run_dir.path)
+        if not jobs and not any(r.get("round") == rnd for r in rows):
+            log.warning("design: round %d has nothing to run; the design stops here", rnd)
+            break
+        if jobs:
+            _record_round(run_dir, rnd, [j.cfg.label for j in jobs])
+            observer("round_start", {"round": rnd, "launches": [j.cfg.label for j in jobs],
+                                     "runs": sum(len(j.runs or ()) for j in jobs), "reason": batch.reason,
+                                     "state": state, "settings": d.settings,
+                                     "todo_runs": [run for j in jobs for run in j.runs or ()]})  # fmt: skip
+            executor.run(jobs)
+        rnd += 1
+    else:
+        raise SpecsweepError(f"the design did not finish within {MAX_ROUNDS} rounds (a bug in its rules)")
+    final = state if state is not None else d.state(d.rows(run_dir))
+    observer("design_done", {"state": final, "settings": d.settings, "rounds": rnd})
+    return final
+
+
+def _record_round(run_dir: RunDir, rnd: int, labels: list[str]) -> None:
+    """Round ``rnd``'s launch order into the manifest's ``run_order`` (once; a resumed round keeps
+    the order it was first given)."""
+    order = dict(run_dir.manifest.get("run_order") or {})
+    rounds = [list(x) for x in order.get("rounds") or []]
+    if rnd < len(rounds):
+        return
+    rounds += [[] for _ in range(rnd - len(rounds))] + [labels]
+    run_dir.update_manifest(run_order={"kind": "adaptive", "rounds": rounds})

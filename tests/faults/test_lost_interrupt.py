@@ -1,0 +1,52 @@
+"""A Ctrl-C (or SIGTERM) whose KeyboardInterrupt Python swallows still stops the grid: raised while a
+weakref callback runs, the exception is printed as "Exception ignored" and lost, and the run would
+go on; the signal is recorded, and the grid checks between cells (orchestrate.signals)."""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import weakref
+
+import pytest
+
+from specsweep.orchestrate.signals import raise_if_interrupted, sigterm_as_interrupt
+
+
+class _Obj:
+    pass
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the lost exception
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_lost_in_a_weakref_callback_is_still_raised_between_cells(sig: int) -> None:
+    swallowed = []
+
+    def callback(_ref: object) -> None:
+        try:
+            os.kill(os.getpid(), sig)
+            for _ in range(1000):  # the handler runs here, inside the callback
+                pass
+        finally:
+            swallowed.append(True)
+
+    with sigterm_as_interrupt():
+        raise_if_interrupted()  # nothing yet
+        obj = _Obj()
+        ref = weakref.ref(obj, callback)
+        del obj
+        gc.collect()
+        assert swallowed == [True] and ref() is None  # the callback ran: its KeyboardInterrupt was lost
+        with pytest.raises(KeyboardInterrupt):
+            raise_if_interrupted()
+
+
+def test_a_new_run_starts_without_the_last_ones_signal() -> None:
+    with sigterm_as_interrupt(), pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000):
+            pass
+    with sigterm_as_interrupt():
+        raise_if_interrupted()  # no stale signal from the run before
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
