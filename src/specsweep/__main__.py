@@ -1,5 +1,3 @@
-import sys
+from specsweep.cli import entry
 
-from specsweep.cli import main
-
-sys.exit(main())
+entry()

@@ -77,5 +77,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def forget_unhandled_interrupt() -> None:
+    """Clear CPython's "unhandled KeyboardInterrupt" flag. A Ctrl-C that lands while a C extension
+    runs Python code through PyRun_* (at some imports) sets it even when specsweep then catches the
+    interrupt and exits 130 on purpose; at exit, CPython would then kill the process with SIGINT
+    instead of returning that code. PyRun_SimpleString resets the flag (and runs nothing here)."""
+    with contextlib.suppress(Exception):  # not CPython: no such flag
+        import ctypes
+
+        ctypes.pythonapi.PyRun_SimpleString(b"")
+
+
+def entry() -> None:
+    """The ``specsweep`` command: ``main``, then its exit code, whatever signal comes once it is
+    decided (the work is done and stored; a late Ctrl-C cannot turn the code into death by a signal)."""
+    code = main()
+    with contextlib.suppress(ValueError):  # off the main thread: nothing to set
+        for s in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(s, signal.SIG_IGN)
+    forget_unhandled_interrupt()
+    sys.exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry()

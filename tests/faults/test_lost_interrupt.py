@@ -7,7 +7,10 @@ from __future__ import annotations
 import gc
 import os
 import signal
+import subprocess
+import sys
 import weakref
+from pathlib import Path
 
 import pytest
 
@@ -50,3 +53,28 @@ def test_a_new_run_starts_without_the_last_ones_signal() -> None:
     with sigterm_as_interrupt():
         raise_if_interrupted()  # no stale signal from the run before
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+# A child process whose command catches a Ctrl-C that CPython also saw "unhandled" inside PyRun_*
+# (as when the signal lands during an import that runs Python code from C): the command returns 130.
+CHILD = """
+import ctypes, sys
+import specsweep.cli as cli
+
+def main(argv=None):
+    ctypes.pythonapi.PyRun_SimpleString(b"raise KeyboardInterrupt")  # sets CPython's flag
+    return 130
+
+cli.main = main
+cli.entry()
+"""
+
+
+def test_an_interrupt_seen_inside_c_code_does_not_turn_exit_130_into_death_by_sigint(tmp_path: Path) -> None:
+    (tmp_path / "child.py").write_text(
+        CHILD
+    )  # run as `python -m`, as the tests run specsweep: CPython checks
+    p = subprocess.run(  # its flag on that path (a script file exits through Py_Exit before the check)
+        [sys.executable, "-m", "child"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert p.returncode == 130, (p.returncode, p.stderr[-1000:])  # was -2 (killed by its own SIGINT)

@@ -27,7 +27,7 @@ from specsweep.errors import EXIT_REPORT_FAILED, ConfigError, SpecsweepError, Us
 from specsweep.orchestrate.dryrun import preflight
 from specsweep.orchestrate.job import BenchFn, ConfigJob, Observer, RunDirSink, no_observer, run_config
 from specsweep.orchestrate.rounds import order_records, rounds, run_order
-from specsweep.orchestrate.signals import signals_deferred, sigterm_as_interrupt
+from specsweep.orchestrate.signals import raise_if_interrupted, signals_deferred, sigterm_as_interrupt
 from specsweep.paths import write_failed
 from specsweep.preflight import for_manifest as preflight_for_manifest
 from specsweep.preflight.checks import of_measurements
@@ -307,6 +307,7 @@ def _write_reports(run_dir: RunDir, plan: Plan) -> list[Path]:
         lossless = _lossless_view(run_dir, plan)
         view = build_view([run_dir.path], kind, method=method, baseline=opts.baseline, lossless=lossless)
     except Exception as e:  # no analysable cell, a missing module, a bug: said, never a silent success
+        raise_if_interrupted()  # a Ctrl-C that surfaced as another error (an interrupted import)
         log.error("reports not written: %s", _why(e))
         raise ReportsFailed(run_dir.path, [_why(e)], []) from e
     written: list[Path] = []
@@ -318,6 +319,7 @@ def _write_reports(run_dir: RunDir, plan: Plan) -> list[Path]:
         except OSError as e:  # disk full, quota, I/O
             reasons.append(f"report.{fmt}: {write_failed(e, path, 'the report')}")
         except Exception as e:
+            raise_if_interrupted()
             reasons.append(f"report.{fmt}: {_why(e)}")
     if reasons:
         for r in reasons:

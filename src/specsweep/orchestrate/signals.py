@@ -59,6 +59,12 @@ def raise_if_interrupted() -> None:
         raise KeyboardInterrupt
 
 
+def interrupted() -> bool:
+    """Whether a stop signal arrived in this run (its KeyboardInterrupt may have become another error:
+    an import interrupted inside a C extension fails with an ImportError)."""
+    return bool(_received)
+
+
 @contextlib.contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM stops a run the way Ctrl-C does (servers killed, finished cells kept, exit 130), and
