@@ -12,8 +12,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
         help="write a sweep or compare report from run dirs",
         description="Analyse run dirs (or results folders holding them) and write a report: sweep = one "
         "method with one parameter varied; compare = methods against each other, each at its best config "
-        "per cell. Verdicts use bootstrap intervals over repeats, else a noise floor (A/A runs, repeats, "
-        "or the default 5%).",
+        "per cell. Verdicts are t tests on log values with each config's own run-to-run noise, measured "
+        "from its repeats and A/A runs (an assumed 10% where nothing measures it, said in the report), "
+        "drift in run order taken out; runs of the adaptive design are judged by its sequential rule. "
+        "See docs/statistics.md.",
     )
     p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
     p.add_argument("--kind", choices=["sweep", "compare"], default="sweep")
