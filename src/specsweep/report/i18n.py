@@ -75,6 +75,14 @@ class _Args(dict[str, Any]):
     def __missing__(self, key: str) -> Any:
         if key.endswith("_label") and key[: -len("_label")] in self:
             return label(str(self[key[: -len("_label")]]), self.lang)
+        if key.endswith("_counts") and isinstance(self.get(key[: -len("_counts")]), dict):
+            # {x_counts}: x maps label keys to counts: one label alone, else each with its count
+            counts: dict[str, int] = self[key[: -len("_counts")]]
+            if len(counts) == 1:
+                return label(next(iter(counts)), self.lang)
+            return label("list.sep", self.lang).join(
+                label("list.counted", self.lang, item=label(k, self.lang), n=n) for k, n in counts.items()
+            )
         raise KeyError(key)
 
 

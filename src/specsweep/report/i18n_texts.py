@@ -38,19 +38,19 @@ _t(
 )
 _t(
     "verdict.rule",
-    "{test_label}; false-winner level {level:.0%}; {adj_label} over {m} comparisons; a winner's interval "
+    "{tests_counts}; false-winner level {level:.0%}; {adj_label} over {m} comparisons; a winner's interval "
     "excludes 0 at that adjusted level (runs per config: {runs})",
-    "{test_label}；误判胜者率上限 {level:.0%}；对 {m} 个比较做 {adj_label} 校正；胜者的置信区间在校正后的水平下"
+    "{tests_counts}；误判胜者率上限 {level:.0%}；对 {m} 个比较做 {adj_label} 校正；胜者的置信区间在校正后的水平下"
     "不含 0（每个配置的运行次数：{runs}）",
 )
 _t(
     "verdict.rule_seq",
-    "the adaptive design's sequential rule: {test_label} at each look (the first pass, then each round), the "
-    "level spent over the looks as fixed in advance, so it holds however often the design looked; "
-    "false-winner level {level:.0%}; {adj_label} over {m} comparisons; a winner's interval excludes 0 at "
+    "the adaptive design's sequential rule: a look at the first pass, then at each round, the level spent "
+    "over the looks as fixed in advance, so it holds however often the design looked; the test at the "
+    "deciding look: {tests_counts}; false-winner level {level:.0%}; {adj_label} over {m} comparisons; a winner's interval excludes 0 at "
     "that adjusted level (runs per config at the deciding look: {runs})",
-    "自适应设计的序贯规则：每次查看（首轮，之后每一轮）使用{test_label}，检验水平按事先确定的比例分配到各次查看，"
-    "因此无论设计查看数据多少次都成立；误判胜者率上限 {level:.0%}；对 {m} 个比较做 {adj_label} 校正；胜者的置信区间在"
+    "自适应设计的序贯规则：首轮之后查看一次，之后每一轮各查看一次，检验水平按事先确定的比例分配到各次查看，"
+    "因此无论设计查看数据多少次都成立；作出判定那次查看所用的检验：{tests_counts}；误判胜者率上限 {level:.0%}；对 {m} 个比较做 {adj_label} 校正；胜者的置信区间在"
     "校正后的水平下不含 0（作出判定那次查看时每个配置的运行次数：{runs}）",
 )
 _t(

@@ -24,14 +24,15 @@ def _runs(vs: Sequence[PairVerdict]) -> str:
 
 
 def rule_msg(vs: Sequence[PairVerdict]) -> Msg | None:
-    """The test (the most common one), level, adjustment and family size of these verdicts."""
+    """The tests (each with how many verdicts it decided, the most common first), level, adjustment
+    and family size of these verdicts."""
     if not vs:
         return None
-    method = Counter(v.method for v in vs).most_common(1)[0][0]
+    counts = Counter(v.method for v in vs).most_common()
     return Msg(
         key="verdict.rule_seq" if any(v.sequential for v in vs) else "verdict.rule",
-        args={"test": f"test.{method}", "level": vs[0].level, "adj": f"adj.{vs[0].adjustment}",
-              "m": vs[0].n_compared, "runs": _runs(vs)},
+        args={"test": f"test.{counts[0][0]}", "tests": {f"test.{m}": n for m, n in counts}, "level": vs[0].level,
+              "adj": f"adj.{vs[0].adjustment}", "m": vs[0].n_compared, "runs": _runs(vs)},
     )  # fmt: skip
 
 
