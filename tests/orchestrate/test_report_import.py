@@ -5,16 +5,15 @@ with EXIT_REPORT_FAILED, prints the command that writes the reports later, and k
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from specsweep.errors import EXIT_REPORT_FAILED
 from specsweep.loader import parse_experiment, plan_of
 from specsweep.orchestrate import ReportsFailed, create_run_dir, write_reports
+from tests.patched_run import run_patched
 
 
 def test_broken_report_import_fails_the_report_phase(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -66,15 +65,7 @@ def test_run_without_a_module_the_report_needs_exits_non_zero(tmp_path: Path) ->
         "client": {"warmup_requests": 0, "warmup_sleep_s": 0},
         "timeouts": {"ready_s": 20, "stop_s": 3},
     }
-    path = tmp_path / "exp.yaml"
-    path.write_text(yaml.safe_dump(exp))
-    script = tmp_path / "run.py"
-    script.write_text(SCRIPT)
-    results = tmp_path / "results"
-    p = subprocess.run(
-        [sys.executable, str(script), "run", str(path), "--results-dir", str(results), "--quiet"],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    p, results = run_patched(tmp_path, exp, SCRIPT, timeout=120)
     assert p.returncode == EXIT_REPORT_FAILED, (p.returncode, p.stderr[-2000:])
     (run,) = results.iterdir()
     assert "scipy" in p.stderr and f"specsweep report {run}" in p.stderr, p.stderr[-2000:]

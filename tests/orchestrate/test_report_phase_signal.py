@@ -9,9 +9,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-import yaml
 
 from specsweep.store import RunDir
+from tests.patched_run import run_patched
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
@@ -46,15 +46,7 @@ def test_sigterm_while_writing_reports_exits_130(tmp_path: Path) -> None:
         "timeouts": {"ready_s": 20, "stop_s": 3},
         "report": {"formats": ["md", "html"]},
     }
-    path = tmp_path / "exp.yaml"
-    path.write_text(yaml.safe_dump(exp))
-    script = tmp_path / "run.py"
-    script.write_text(SCRIPT)
-    results = tmp_path / "results"
-    p = subprocess.run(
-        [sys.executable, str(script), "run", str(path), "--results-dir", str(results), "--quiet"],
-        capture_output=True, text=True, timeout=100, check=False,
-    )  # fmt: skip
+    p, results = run_patched(tmp_path, exp, SCRIPT, timeout=100)
     assert p.returncode == 130, (p.returncode, p.stderr[-2000:])
     (run,) = results.iterdir()
     rd = RunDir.open(run)

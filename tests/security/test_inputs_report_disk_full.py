@@ -3,12 +3,11 @@ line that says every cell is stored and how to write the report later; it never 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-import yaml
+
+from tests.patched_run import run_patched
 
 pytestmark = pytest.mark.slow
 
@@ -33,15 +32,7 @@ def test_disk_full_in_the_report_phase_fails_the_run(tmp_path: Path) -> None:
         "timeouts": {"ready_s": 20, "stop_s": 3},
         "report": {"formats": ["md"]},
     }
-    path = tmp_path / "exp.yaml"
-    path.write_text(yaml.safe_dump(exp))
-    script = tmp_path / "run.py"
-    script.write_text(SCRIPT)
-    results = tmp_path / "results"
-    p = subprocess.run(
-        [sys.executable, str(script), "run", str(path), "--results-dir", str(results), "--quiet"],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    p, results = run_patched(tmp_path, exp, SCRIPT, timeout=120)
     assert p.returncode == 6, (p.returncode, p.stderr[-2000:])
     (run,) = results.iterdir()
     assert "disk is full" in p.stderr and f"specsweep report {run}" in p.stderr, p.stderr[-2000:]
