@@ -14,7 +14,10 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 Source = str | Path  # a file to read, as commands take it
 
@@ -47,3 +50,18 @@ def read_bytes(path: Source, limit: int | None = None) -> bytes:
             errno.EFBIG, f"larger than {limit:,} bytes, the most read from such a file (bound on bytes read)"
         )
     return data
+
+
+def read_parquet(path: Source) -> pa.Table:
+    """A regular Parquet file's table, read from a copy of its bytes in memory that Arrow owns.
+
+    Not from a Python file object: pyarrow's scan of one can release it on a pool thread after
+    ``read_table`` has returned, and a thread that takes the GIL while the interpreter exits aborts
+    the process ("terminate called without an active exception", exit 134), e.g. a command that
+    reads records and then fails at once. A copy Arrow owns needs no GIL to free."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    sink.write(read_bytes(path))
+    return pq.read_table(pa.BufferReader(sink.getvalue()))

@@ -379,11 +379,8 @@ def write_records_parquet(path: Path, records: Iterable[RequestRecord]) -> None:
 
 
 def read_records_parquet(path: Path) -> list[RequestRecord]:
-    import pyarrow.parquet as pq
-
     try:
-        with inputs.open_regular(path) as f:
-            table = pq.read_table(f)
+        table = inputs.read_parquet(path)
     except (OSError, Exception) as e:  # pyarrow raises ArrowInvalid (an Exception) for bad files
         raise DataError(f"cannot read records: {e}", file=str(path)) from e
     return [RequestRecord.from_dict(d) for d in table.to_pylist()]

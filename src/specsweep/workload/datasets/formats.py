@@ -37,6 +37,7 @@ from typing import Any
 
 import orjson
 
+from specsweep import inputs
 from specsweep.errors import DataError, MissingDependency, UsageError
 from specsweep.workload.datasets.ref import DatasetRef, clean_category
 
@@ -141,10 +142,8 @@ def rows(p: Path) -> Iterator[Row]:
 
 
 def _parquet_rows(f: Path) -> Iterator[Row]:
-    import pyarrow.parquet as pq
-
     try:
-        table = pq.read_table(f)
+        table = inputs.read_parquet(f)
     except Exception as e:  # pyarrow raises ArrowInvalid for a file that is not Parquet
         raise DataError(f"cannot read Parquet: {e}", file=str(f)) from e
     for obj in table.to_pylist():
