@@ -101,9 +101,13 @@ def test_starved_client_is_measured_and_its_stamps_hold_within_their_bounds() ->
     cpu = max(os.sched_getaffinity(0))
     with ProcessServer(SCRIPT) as ps:
         p = _client(ps.url, "starve", cpu)
-        hog = subprocess.Popen([sys.executable, "-c",
-                                f"import os; os.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass"])  # fmt: skip
+        hog = subprocess.Popen([sys.executable, "-c", f"import os; os.sched_setaffinity(0, {{{cpu}}})\n"
+                                "print('spinning', flush=True)\nwhile True: pass"],
+                               stdout=subprocess.PIPE, text=True)  # fmt: skip
         try:
+            # the client starts only once the hog spins on its CPU: on a loaded host the hog's own
+            # start can take as long as the client's three requests (it once got no CPU wait in them)
+            assert hog.stdout is not None and hog.stdout.readline().strip() == "spinning"
             assert p.stdin is not None
             p.stdin.write("\n")
             p.stdin.flush()
