@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Sequence
 
 from specsweep import __version__
-from specsweep.errors import SpecsweepError
+from specsweep.errors import SpecsweepError, broken_install
 
 COMMANDS = ("bench", "run", "sim", "report", "importcmd", "lossless", "plan", "preflight")
 
@@ -60,12 +60,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"specsweep: error: {plain(e)}\n")
         return e.exit_code
     except ModuleNotFoundError as e:  # a broken install: a declared dependency is gone (optional
-        if not e.name or e.name.split(".")[0] == "specsweep":  # extras raise MissingDependency)
+        why = broken_install(e)  # extras raise MissingDependency)
+        if why is None:
             raise
-        sys.stderr.write(
-            f"specsweep: error: the module {e.name!r} that specsweep needs is not installed; reinstall "
-            "specsweep with its dependencies (pip install specsweep, or pip install -e . in a checkout)\n"
-        )
+        sys.stderr.write(f"specsweep: error: {why}\n")
         return 2
     except KeyboardInterrupt:
         # ending on an interrupt: a further Ctrl-C or SIGTERM cannot turn exit 130 into death by the

@@ -15,7 +15,8 @@ Exit codes of the ``specsweep`` command (docs/getting-started.md lists them for 
     0    done
     1    done, but something measured failed: ``run`` has failed cells, ``preflight`` a failed check,
          or ``run`` could not write its run dir (finished cells kept)
-    2    a SpecsweepError: bad flag, experiment, data, or a missing optional dependency
+    2    a SpecsweepError: bad flag, experiment, data, or a missing optional dependency; or a
+         broken install (``broken_install``: a declared dependency gone missing)
     3    ServerError (reserved: ``run`` records a failed server's cells as data and exits 1)
     4    BenchError
     5    ``bench`` measured, but its self-check marked the measurement invalid (the client's
@@ -80,6 +81,17 @@ class MissingDependency(SpecsweepError):
     def __init__(self, what: str, extra: str) -> None:
         super().__init__(f"{what} needs an optional dependency: pip install 'specsweep[{extra}]'")
         self.extra = extra
+
+
+def broken_install(e: ModuleNotFoundError) -> str | None:
+    """The one line for a declared dependency gone missing (a broken install), or None when ``e`` is
+    not that (no name, or a module of specsweep itself: a bug to show in full)."""
+    if not e.name or e.name.split(".")[0] == "specsweep":
+        return None
+    return (
+        f"the module {e.name!r} that specsweep needs is not installed; reinstall specsweep with its "
+        "dependencies (pip install specsweep, or pip install -e . in a checkout)"
+    )
 
 
 def one_of(value: object, accepted: object) -> str:

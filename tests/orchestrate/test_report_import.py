@@ -72,3 +72,26 @@ def test_run_without_a_module_the_report_needs_exits_non_zero(tmp_path: Path) ->
     assert "Traceback" not in p.stderr
     assert not list(run.glob("report.*"))
     assert len((run / "summary.jsonl").read_text().splitlines()) == 2  # the measured cells are kept
+
+
+@pytest.mark.slow
+def test_a_design_that_meets_a_missing_module_keeps_its_runs_and_says_how_to_resume(tmp_path: Path) -> None:
+    """The adaptive design's looks need scipy after the first pass: a broken install fails there
+    with one line naming the module and the resume command, exit 2, and the first pass stays."""
+    exp = {
+        "name": "noscipy-design",
+        "servers": [
+            {"name": "A", "kind": "sim", "profile": "toy", "method": "m"},
+            {"name": "B", "kind": "sim", "profile": "toy", "method": "m2"},
+        ],
+        "workloads": [{"scenarios": ["chat_short"], "concurrency": [1], "num_prompts": 2}],
+        "client": {"warmup_requests": 0, "warmup_sleep_s": 0},
+        "timeouts": {"ready_s": 20, "stop_s": 3},
+        "adaptive": {"max_repeats": 3},
+    }
+    p, results = run_patched(tmp_path, exp, SCRIPT, timeout=120)
+    assert p.returncode == 2, (p.returncode, p.stderr[-2000:])
+    (run,) = results.iterdir()
+    assert "'scipy'" in p.stderr and f"specsweep run --resume {run}" in p.stderr, p.stderr[-2000:]
+    assert "Traceback" not in p.stderr
+    assert len((run / "summary.jsonl").read_text().splitlines()) == 2  # the first pass is kept

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from specsweep import redact
-from specsweep.errors import UsageError
+from specsweep.errors import UsageError, broken_install
 from specsweep.paths import output_dir
 from specsweep.progress import LiveObserver, QuietObserver, assumptions, estimate_plan
 from specsweep.terminal import ScrubFilter, plain
@@ -134,6 +134,16 @@ def _execute(args: argparse.Namespace, plan: Plan, run_dir: RunDir) -> int:
             file=sys.stderr,
         )
         return 130
+    except ModuleNotFoundError as e:  # a broken install met mid-grid (the design's looks need scipy)
+        why = broken_install(e)
+        if why is None:
+            raise
+        print(
+            f"specsweep: error: {why}\n"
+            f"finished cells are kept; once it is installed, continue with: specsweep run --resume {run_dir.path}",
+            file=sys.stderr,
+        )
+        return 2
     except OSError as e:  # disk full, results dir gone: cells stored before it stay valid
         print(
             f"specsweep: error: cannot write the run dir: {e}\n"
