@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -53,10 +54,10 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-@pytest.mark.slow
-def test_run_without_a_module_the_report_needs_exits_non_zero(tmp_path: Path) -> None:
-    exp = {
-        "name": "noscipy",
+def _exp(name: str, **more: Any) -> dict[str, Any]:
+    """Two sim configs of different methods on one cell, measured by the stand-in."""
+    return {
+        "name": name,
         "servers": [
             {"name": "A", "kind": "sim", "profile": "toy", "method": "m"},
             {"name": "B", "kind": "sim", "profile": "toy", "method": "m2"},
@@ -64,8 +65,13 @@ def test_run_without_a_module_the_report_needs_exits_non_zero(tmp_path: Path) ->
         "workloads": [{"scenarios": ["chat_short"], "concurrency": [1], "num_prompts": 2}],
         "client": {"warmup_requests": 0, "warmup_sleep_s": 0},
         "timeouts": {"ready_s": 20, "stop_s": 3},
+        **more,
     }
-    p, results = run_patched(tmp_path, exp, SCRIPT, timeout=120)
+
+
+@pytest.mark.slow
+def test_run_without_a_module_the_report_needs_exits_non_zero(tmp_path: Path) -> None:
+    p, results = run_patched(tmp_path, _exp("noscipy"), SCRIPT, timeout=120)
     assert p.returncode == EXIT_REPORT_FAILED, (p.returncode, p.stderr[-2000:])
     (run,) = results.iterdir()
     assert "scipy" in p.stderr and f"specsweep report {run}" in p.stderr, p.stderr[-2000:]
@@ -78,18 +84,9 @@ def test_run_without_a_module_the_report_needs_exits_non_zero(tmp_path: Path) ->
 def test_a_design_that_meets_a_missing_module_keeps_its_runs_and_says_how_to_resume(tmp_path: Path) -> None:
     """The adaptive design's looks need scipy after the first pass: a broken install fails there
     with one line naming the module and the resume command, exit 2, and the first pass stays."""
-    exp = {
-        "name": "noscipy-design",
-        "servers": [
-            {"name": "A", "kind": "sim", "profile": "toy", "method": "m"},
-            {"name": "B", "kind": "sim", "profile": "toy", "method": "m2"},
-        ],
-        "workloads": [{"scenarios": ["chat_short"], "concurrency": [1], "num_prompts": 2}],
-        "client": {"warmup_requests": 0, "warmup_sleep_s": 0},
-        "timeouts": {"ready_s": 20, "stop_s": 3},
-        "adaptive": {"max_repeats": 3},
-    }
-    p, results = run_patched(tmp_path, exp, SCRIPT, timeout=120)
+    p, results = run_patched(
+        tmp_path, _exp("noscipy-design", adaptive={"max_repeats": 3}), SCRIPT, timeout=120
+    )
     assert p.returncode == 2, (p.returncode, p.stderr[-2000:])
     (run,) = results.iterdir()
     assert "'scipy'" in p.stderr and f"specsweep run --resume {run}" in p.stderr, p.stderr[-2000:]
