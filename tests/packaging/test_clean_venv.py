@@ -6,12 +6,14 @@ without it, this module builds its own (about 40 s)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 pytestmark = pytest.mark.slow
 
@@ -30,8 +32,13 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return v
 
 
-def _run(venv: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def _run(
+    venv: Path, *args: str, cwd: Path | None = None, path: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``args`` run from the venv's bin/, with nothing of this environment on the path but ``path``."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    if path is not None:
+        env["PYTHONPATH"] = str(path)
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     return subprocess.run([str(venv / "bin" / args[0]), *args[1:]], capture_output=True, text=True,
                           env=env, cwd=cwd or REPO, timeout=120, check=False)  # fmt: skip
@@ -84,3 +91,36 @@ def test_missing_extras_give_one_error_naming_the_extra(venv: Path, tmp_path: Pa
         assert "Traceback" not in p.stderr, (extra, p.stderr[-2000:])
         errors = [line for line in p.stderr.splitlines() if "error" in line.lower()]
         assert len(errors) == 1, (extra, errors)
+
+
+def test_chat_templates_without_jinja2_name_the_extra(venv: Path, tmp_path: Path) -> None:
+    """Both of the `hf` extra's modules are checked: with `tokenizers` alone beside the plain
+    install (a user who installed it by hand), a chat template needs jinja2, and says which extra
+    brings it, before any request is sent."""
+    tokenizers = pytest.importorskip("tokenizers")
+    from specsweep.workload.tokenizer import export_hf_tokenizer
+
+    only = tmp_path / "only"
+    only.mkdir()
+    (only / "tokenizers").symlink_to(Path(tokenizers.__file__).parent)
+    tok = export_hf_tokenizer(tmp_path / "tok")
+    cfg = json.loads((tok / "tokenizer_config.json").read_text())
+    cfg["chat_template"] = "{% for m in messages %}{{ m.content }}{% endfor %}"
+    (tok / "tokenizer_config.json").write_text(json.dumps(cfg))
+    scenarios = tmp_path / "scenarios.yaml"
+    scenarios.write_text(yaml.safe_dump({"scenarios": [{
+        "name": "g", "input_len": 256, "output_len": 8, "dataset": "gsm8k", "chat_template": True,
+        "dataset_path": str(REPO / "tests" / "workload" / "data" / "gsm8k_test.jsonl")}]}))  # fmt: skip
+    probe = _run(
+        venv,
+        "python",
+        "-c",
+        "import tokenizers, importlib.util as u; print(u.find_spec('jinja2'))",
+        path=only,
+    )
+    assert probe.returncode == 0 and probe.stdout.strip() == "None", (probe.stdout, probe.stderr)
+    p = _run(venv, "specsweep", "bench", "--base-url", "http://127.0.0.1:9", "--scenario", "g", "--scenario-file",
+             str(scenarios), "--num-prompts", "1", "--tokenizer", str(tok), path=only)  # fmt: skip
+    assert p.returncode == 2, (p.returncode, p.stderr[-2000:])
+    assert "chat templates" in p.stderr and "pip install 'specsweep[hf]'" in p.stderr, p.stderr[-2000:]
+    assert "Traceback" not in p.stderr
