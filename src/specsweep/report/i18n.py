@@ -1,9 +1,10 @@
 """Every string a report shows, in English and Chinese: how they are looked up and rendered.
 
-The strings themselves are data, in two modules: a new short label goes in
-:mod:`specsweep.report.i18n_labels`, a new sentence (a ``_t(key, en, zh)`` line) in
-:mod:`specsweep.report.i18n_texts` or, for the compare summary, group counts and the deployment
-headline, :mod:`specsweep.report.i18n_advice` (HTML-only strings: :mod:`specsweep.report.i18n_html`).
+The strings themselves are data: a new short label goes in :mod:`specsweep.report.i18n_labels`, a
+new sentence (a ``_t(key, en, zh)`` line) in :mod:`specsweep.report.i18n_texts`; sentences on how
+verdicts were decided and their noise in :mod:`specsweep.report.i18n_noise`; the compare summary,
+group counts and the deployment headline in :mod:`specsweep.report.i18n_advice` (HTML-only strings:
+:mod:`specsweep.report.i18n_html`).
 
 ``label(key, lang)`` gives a short label (column header, section title, enum value);
 ``text(msg, lang)`` renders a :class:`~specsweep.report.view.Msg` (``str.format`` with the message's
@@ -20,11 +21,12 @@ from specsweep.errors import UsageError, one_of
 from specsweep.report import i18n_design as _design
 from specsweep.report.i18n_advice import TEXTS as _ADVICE
 from specsweep.report.i18n_labels import LABELS as _LABELS
+from specsweep.report.i18n_noise import TEXTS as _NOISE
 from specsweep.report.i18n_texts import TEXTS as _SENTENCES
 from specsweep.report.view import Msg
 
 LANGS = ("en", "zh")
-_TEXTS = {lang: {**_SENTENCES[lang], **_ADVICE[lang]} for lang in LANGS}
+_TEXTS = {lang: {**_SENTENCES[lang], **_NOISE[lang], **_ADVICE[lang]} for lang in LANGS}
 for _lang in LANGS:  # sections that keep their strings in a table of their own
     _LABELS[_lang].update(_design.LABELS[_lang])
     _TEXTS[_lang].update(_design.TEXTS[_lang])

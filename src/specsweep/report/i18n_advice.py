@@ -1,6 +1,6 @@
 """Sentences of the compare summary, group counts (who trails, cells set aside, why the ties) and the
 deployment headline, in English and Chinese: data only, merged into the report's texts by
-:mod:`specsweep.report.i18n` (the rest are in :mod:`specsweep.report.i18n_texts`)."""
+:mod:`specsweep.report.i18n` (the rest are in :mod:`specsweep.report.i18n_texts` and :mod:`specsweep.report.i18n_noise`)."""
 
 from __future__ import annotations
 

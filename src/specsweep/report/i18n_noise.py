@@ -1,0 +1,170 @@
+"""The sentences of how verdicts were decided and the noise they rest on (the verdict rule, the
+measured or assumed noise, drift, run order, outliers, heavy tails, A/A checks), in English and
+Chinese: data only. :mod:`specsweep.report.i18n` merges them with the other sentences."""
+
+from __future__ import annotations
+
+TEXTS: dict[str, dict[str, str]] = {"en": {}, "zh": {}}
+
+
+def _t(key: str, en: str, zh: str) -> None:
+    TEXTS["en"][key] = en
+    TEXTS["zh"][key] = zh
+
+
+_t(
+    "noise.default",
+    "single runs, nothing measured: verdicts assume a run-to-run noise of {sigma:.0%} per run (not measured); "
+    "anomalies use a {floor:.0%} floor",
+    "单次运行且无实测噪声：判定假设每次运行的运行间噪声为 {sigma:.0%}（未实测）；异常检测使用 {floor:.0%} 阈值",
+)
+_t(
+    "noise.aa",
+    "{floor:.1%}, measured from {n} A/A pairs (the same config and cell in two runs); run-to-run noise "
+    "{sigma:.1%} per run",
+    "{floor:.1%}，由 {n} 组 A/A 对（同一配置、同一测试点的两次运行）测得；每次运行的运行间噪声 {sigma:.1%}",
+)
+_t(
+    "noise.repeats",
+    "{floor:.1%}, measured from the repeats of {n} cells; run-to-run noise {sigma:.1%} per run",
+    "{floor:.1%}，由 {n} 个测试点的重复运行测得；每次运行的运行间噪声 {sigma:.1%}",
+)
+_t(
+    "verdict.rule",
+    "{tests_counts}; false-winner level {level:.0%}; {adj_label} over {m} comparisons; a winner's interval "
+    "excludes 0 at that adjusted level (runs per config: {runs})",
+    "{tests_counts}；误判胜者率上限 {level:.0%}；对 {m} 个比较做 {adj_label} 校正；胜者的置信区间在校正后的水平下"
+    "不含 0（每个配置的运行次数：{runs}）",
+)
+_t(
+    "verdict.rule_seq",
+    "the adaptive design's sequential rule: a look at the first pass, then at each round, the level spent "
+    "over the looks as fixed in advance, so it holds however often the design looked; the test at the "
+    "deciding look: {tests_counts}; false-winner level {level:.0%}; {adj_label} over {m} comparisons; a winner's interval excludes 0 at "
+    "that adjusted level (runs per config at the deciding look: {runs})",
+    "自适应设计的序贯规则：首轮之后查看一次，之后每一轮各查看一次，检验水平按事先确定的比例分配到各次查看，"
+    "因此无论设计查看数据多少次都成立；作出判定那次查看所用的检验：{tests_counts}；误判胜者率上限 {level:.0%}；对 {m} 个比较做 {adj_label} 校正；胜者的置信区间在"
+    "校正后的水平下不含 0（作出判定那次查看时每个配置的运行次数：{runs}）",
+)
+_t(
+    "verdict.ties",
+    "{ties} of {m} comparisons are ties: differences under ~{detectable:.0%} are not resolvable with {runs} "
+    "run(s) per config; resolving {target:.0%} with {power:.0%} probability in each of the {m} comparisons "
+    "takes about {need} runs per config at the {basis_label} noise ({sigma:.1%} per run, planned at its 90% "
+    "upper bound)",
+    "{m} 个比较中 {ties} 个持平：每个配置 {runs} 次运行时，约 {detectable:.0%} 以下的差异无法分辨；按{basis_label}噪声"
+    "（每次运行 {sigma:.1%}，按其 90% 置信上限规划），要在全部 {m} 个比较中各以 {power:.0%} 的概率分辨 {target:.0%} 的差异，"
+    "每个配置约需运行 {need} 次",
+)
+_t(
+    "verdict.ties_beyond",
+    "{ties} of {m} comparisons are ties: differences under ~{detectable:.0%} are not resolvable with {runs} "
+    "run(s) per config; resolving {target:.0%} with {power:.0%} probability in each of the {m} comparisons at "
+    "the {basis_label} noise ({sigma:.1%} per run) takes more than {need} runs per config",
+    "{m} 个比较中 {ties} 个持平：每个配置 {runs} 次运行时，约 {detectable:.0%} 以下的差异无法分辨；按{basis_label}噪声"
+    "（每次运行 {sigma:.1%}），要在全部 {m} 个比较中各以 {power:.0%} 的概率分辨 {target:.0%} 的差异，每个配置需运行超过 "
+    "{need} 次",
+)
+_t(
+    "verdict.ties_assumed",
+    "{ties} of {m} comparisons are ties: differences under ~{detectable:.0%} are not resolvable from single runs "
+    "whose run-to-run noise is not measured and is assumed to be {sigma:.0%} per run (the top of what busy hosts "
+    "show); measure it with 2 or more runs per config (repeats: 2) or an A/A run (one config run twice): at "
+    "{sigma:.0%} noise resolving {target:.0%} with {power:.0%} probability in each of the {m} comparisons takes "
+    "about {need} runs per config, far fewer if the measured noise is lower",
+    "{m} 个比较中 {ties} 个持平：单次运行的运行间噪声未实测，按假设值每次运行 {sigma:.0%}（繁忙主机上常见的上限）"
+    "计算，约 {detectable:.0%} 以下的差异无法分辨；请用每个配置 2 次以上运行（repeats: 2）或 A/A 运行（同一配置运行两次）"
+    "实测噪声：按 {sigma:.0%} 噪声，要在全部 {m} 个比较中各以 {power:.0%} 的概率分辨 {target:.0%} 的差异，每个配置约需运行 "
+    "{need} 次，实测噪声更低时所需次数少得多",
+)
+_t(
+    "note.noise_per_config",
+    "Run-to-run noise per config (total throughput; each config its own, pooled over its cells, with the "
+    "degrees of freedom it counts for): {list}.",
+    "各配置的运行间噪声（总吞吐；每个配置各自测得，在其所有测试点上合并，括号内为自由度）：{list}。",
+)
+_t(
+    "note.noise_unmeasured",
+    "Not measured (no repeats): {list}; their side of a comparison assumes {sigma:.0%} per run.",
+    "未实测（无重复运行）：{list}；比较时这一侧按每次运行 {sigma:.0%} 的假设噪声计算。",
+)
+_t(
+    "note.drift_rounds",
+    "The host drifted by about {size:.1%} over the run order ({where}); the runs were interleaved in rounds, "
+    "and the verdicts take the drift out (round levels and a linear trend).",
+    "运行期间主机性能漂移约 {size:.1%}（{where}）；各配置按轮次交错运行，判定已扣除漂移（各轮水平与线性趋势）。",
+)
+_t(
+    "note.drift_linear",
+    "The host drifted by about {size:.1%} over the run order ({where}); the verdicts take out a linear trend "
+    "in run order, which widens their intervals (run_order: interleaved measures drift at lower cost).",
+    "运行期间主机性能漂移约 {size:.1%}（{where}）；判定扣除了随运行顺序的线性趋势，区间因此变宽"
+    "（run_order: interleaved 可以更低代价地测量漂移）。",
+)
+_t(
+    "note.drift_unexplained",
+    "Runs far apart in the run order differ more than near ones, beyond what the drift model explains "
+    "({where}): verdicts between configs measured far apart may be off. Use run_order: interleaved.",
+    "运行顺序上相距较远的运行差异大于相近的运行，超出漂移模型的解释范围（{where}）：相隔较远测得的配置之间的判定"
+    "可能有偏差。请使用 run_order: interleaved。",
+)
+_t(
+    "note.drift_unaligned",
+    "A drift of about {size:.1%} was found within runs, but the configs were measured in separate runs with no "
+    "common clock: comparisons across them are widened by the offset such a drift could make.",
+    "在各次运行内部发现约 {size:.1%} 的漂移，但各配置在不同的运行中测得、没有共同的时钟：跨运行的比较已按这种漂移"
+    "可能造成的偏移放宽。",
+)
+_t(
+    "note.blocked_order",
+    "Configs ran one after another (run_order: blocked, {where}): a slow drift of the host during the grid "
+    "would look like a difference between them, and repeats run back to back cannot show it; "
+    "run_order: interleaved can.",
+    "各配置依次运行（run_order: blocked，{where}）：测试期间主机的缓慢漂移会表现为配置之间的差异，而连续的重复运行"
+    "无法发现它；run_order: interleaved 可以。",
+)
+_t(
+    "note.outliers",
+    "{n} run(s) lie far off the other runs of their cell: {list}. The measured noise includes them: that "
+    "lowers the power, not the false-winner level.",
+    "{n} 次运行明显偏离同一测试点的其他运行：{list}。实测噪声包含了它们：这会降低分辨力，但不会提高误判胜者率。",
+)
+_t(
+    "note.noise_differs",
+    "The run-to-run noise differs between cells beyond chance for {list} (Bartlett's test): the verdicts use "
+    "each config's noise pooled over its cells, which understates it in the noisiest cells; repeat those "
+    "cells or read their verdicts with care.",
+    "{list} 的运行间噪声在不同测试点之间的差异超出偶然范围（Bartlett 检验）：判定使用每个配置在所有测试点上合并的噪声，"
+    "会低估最嘈杂测试点的噪声；请重复这些测试点，或谨慎解读其判定。",
+)
+_t(
+    "note.heavy_tails",
+    "The measured noise has heavy tails (runs far off their cell): with repeats each verdict keeps its 5% "
+    "level, but a grid of equal configs can name a false winner somewhere more often than 5% (up to ~8.5% "
+    "under Student-t(3) tails with repeats or the adaptive design, up to ~25% with single runs; "
+    "docs/statistics.md). Read a lone winner with care; more repeats narrow what a far run can do.",
+    "实测噪声有重尾（个别运行明显偏离同一测试点）：有重复运行时每个判定仍保持 5% 的水平，但在配置相同的网格中，"
+    "某处出现误判胜者的频率可能高于 5%（Student-t(3) 重尾下，重复运行或自适应设计可达约 8.5%，单次运行可达约 25%；"
+    "见 docs/statistics.md）。请谨慎对待孤立的胜者；更多重复运行可以减小偏离运行的影响。",
+)
+_t(
+    "noise.min_effect",
+    "minimum effect counted as a win: {min_effect:.1%}",
+    "计为胜出的最小差异：{min_effect:.1%}",
+)
+_t(
+    "note.aa_within",
+    "{s1} and {s2} have the same definition ({input_len}/{output_len} tokens), so together they are an A/A check: "
+    "the same config at the same concurrency differs by {diffs} in Total tok/s - within the {floor:.0%} noise floor "
+    "used here.",
+    "{s1} 与 {s2} 的定义相同（{input_len}/{output_len} token），可视为 A/A 对照：同一配置、同一并发下 Total tok/s "
+    "相差 {diffs}，在本报告使用的 {floor:.0%} 噪声阈值以内。",
+)
+_t(
+    "note.aa_beyond",
+    "{s1} and {s2} have the same definition ({input_len}/{output_len} tokens), so together they are an A/A check: "
+    "the same config at the same concurrency differs by {diffs} in Total tok/s - more than the {floor:.0%} noise "
+    "floor used here, so differences up to {max_diff:.1%} are not evidence either.",
+    "{s1} 与 {s2} 的定义相同（{input_len}/{output_len} token），可视为 A/A 对照：同一配置、同一并发下 Total tok/s "
+    "相差 {diffs}，超过本报告使用的 {floor:.0%} 噪声阈值，因此 {max_diff:.1%} 以内的差异同样不能作为依据。",
+)
