@@ -23,7 +23,9 @@ from specsweep.adaptive.types import DesignSettings
 from specsweep.errors import ConfigError
 
 _DESIGN = DesignSettings()  # the design's defaults: one source for the file's keys and the rules
-_BUDGET = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(%|s|m|h)?\s*$")
+_BUDGET = re.compile(r"^\s*(\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(%|s|m|h)?\s*$")
+MAX_BUDGET_S = 366 * 86400.0  # a year of measurement: any larger number is a typo, not a budget
+MIN_MARGIN = 0.001  # 0.1%: below it no run of a real server can show equivalence, and +-0% would print
 _UNIT_S = {"s": 1.0, "m": 60.0, "h": 3600.0}
 
 
@@ -36,7 +38,9 @@ class AdaptiveOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    margin: checks.Finite = Field(default=_DESIGN.margin, gt=0, lt=1)  # equivalence margin (relative)
+    margin: checks.Finite = Field(
+        default=_DESIGN.margin, ge=MIN_MARGIN, lt=1
+    )  # equivalence margin (relative)
     max_repeats: StrictInt = Field(
         default=_DESIGN.max_repeats, ge=2, le=100
     )  # runs per config and cell at most
@@ -68,16 +72,31 @@ def parse_budget(v: int | float | str | None) -> tuple[float | None, float | Non
     if isinstance(v, (int, float)):
         if not (math.isfinite(v) and v > 0):
             raise ValueError(f"budget {v!r}: expected {accepted}")
-        return float(v), None
+        return _seconds(float(v), v, accepted), None
+    if not isinstance(v, str):  # YAML can give a list or a mapping here: never a regex on it
+        raise ValueError(f"budget {_shown(v)} ({type(v).__name__}): expected {accepted}")
     m = _BUDGET.match(v)
-    if not m or float(m.group(1)) <= 0:
+    if not m or not math.isfinite(float(m.group(1))) or float(m.group(1)) <= 0:
         raise ValueError(f"budget {v!r}: expected {accepted}")
     x, unit = float(m.group(1)), m.group(2) or "s"
     if unit == "%":
         if x > 1000:
             raise ValueError(f"budget {v!r}: a share of at most 1000%; expected {accepted}")
         return None, x / 100
-    return x * _UNIT_S[unit], None
+    return _seconds(x * _UNIT_S[unit], v, accepted), None
+
+
+def _seconds(s: float, v: object, accepted: str) -> float:
+    if s > MAX_BUDGET_S:
+        raise ValueError(
+            f"budget {v!r}: at most {MAX_BUDGET_S:.0f} s (a year) is accepted; expected {accepted}"
+        )
+    return s
+
+
+def _shown(v: object) -> str:
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def check_design(exp: Any, file: str | None = None) -> None:

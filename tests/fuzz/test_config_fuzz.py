@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from specsweep.errors import ConfigError
@@ -101,8 +101,15 @@ def load_clearly(path: Path) -> None:
     assert plan.configs and all(plan.cells[c.label] is not None for c in plan.configs)
 
 
+def _with_budget(value: Any) -> Any:
+    tree = yaml.safe_load((EXAMPLES / "quickstart.yaml").read_text())
+    return {**tree, "adaptive": {**(tree.get("adaptive") or {}), "budget": value}}
+
+
 @fuzz(N_TREE)
 @given(tree=mutated_tree())
+@example(tree=_with_budget([1]))  # CI's falsifying example (a TypeError from the budget's regex)
+@example(tree=_with_budget({"a": 1}))
 def test_mutated_experiment(tmp_path: Path, tree: Any) -> None:
     p = tmp_path / "exp.yaml"
     try:
@@ -110,6 +117,56 @@ def test_mutated_experiment(tmp_path: Path, tree: Any) -> None:
     except (yaml.YAMLError, UnicodeEncodeError):
         return
     load_clearly(p)
+
+
+# Every value a YAML file can hold, at every key of every example: the validators take the type they
+# are given, never call a string method on a list or a mapping (the search the fuzz test does by chance).
+SHAPES: list[Any] = [[1], {"a": 1}, [], {}, "x", 1.5, None, True, -1, [[1]], {"a": [1]}]
+
+
+@pytest.mark.parametrize("base", [b for b in BASES if not b.startswith("traffic")])
+def test_every_key_takes_every_yaml_shape(tmp_path: Path, base: str) -> None:
+    tree = yaml.safe_load((EXAMPLES / base).read_text())
+    p = tmp_path / "exp.yaml"
+    failures = []
+    for path in _paths(tree)[1:]:
+        for value in SHAPES:
+            p.write_text(yaml.safe_dump(_edit(tree, path, lambda _old, v=value: v)))
+            try:
+                load_experiment(p)
+            except ConfigError:
+                continue
+            except Exception as e:
+                failures.append(f"{'.'.join(map(str, path))} = {value!r}: {type(e).__name__}: {e}")
+    assert not failures, "\n".join(failures[:20])
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ([1], "budget [1] (list)"),
+        ({"a": 1}, "(dict)"),
+        ("1e15", "at most"),
+        (10**23, "at most"),
+        ("1e400", "budget"),
+    ],
+)
+def test_budget_of_any_shape_is_one_clear_error(tmp_path: Path, value: Any, says: str) -> None:
+    p = tmp_path / "exp.yaml"
+    p.write_text(yaml.safe_dump(_with_budget(value)))
+    with pytest.raises(ConfigError) as e:
+        load_experiment(p)
+    assert e.value.path == "adaptive.budget" and says in str(e.value), str(e.value)
+
+
+def test_margin_too_small_to_print_is_refused(tmp_path: Path) -> None:
+    tree = _with_budget("75%")
+    tree["adaptive"]["margin"] = 1e-300
+    p = tmp_path / "exp.yaml"
+    p.write_text(yaml.safe_dump(tree))
+    with pytest.raises(ConfigError) as e:
+        load_experiment(p)
+    assert e.value.path == "adaptive.margin", str(e.value)
 
 
 def test_errors_name_the_key_path(tmp_path: Path) -> None:
