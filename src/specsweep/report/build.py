@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from specsweep import cellnames, stats
+from specsweep.analysis import advice as cell_advice
 from specsweep.analysis import anomalies as an
 from specsweep.analysis import core, crossover, model, recommend, verdicts, workloads
 from specsweep.analysis.data import load, skip_notes
@@ -102,6 +103,15 @@ def _failure_text(row: dict[str, Any]) -> str:
     return f"{kind}: {row.get('error')}" if kind else str(row.get("error"))
 
 
+def _advice_views(adv: dict[tuple[str, int], cell_advice.CellAdvice]) -> list[V.CellAdvice]:
+    out = []
+    for a in adv.values():
+        b = V.AdviceBasis(**a.basis.__dict__) if a.basis is not None else None
+        out.append(V.CellAdvice(scenario=a.scenario, concurrency=a.concurrency, columns=a.columns, configs=a.configs,
+                                state=a.state, basis=b, more_runs=a.more_runs, gap=a.gap))  # fmt: skip
+    return out
+
+
 def build_view(
     run_dirs: Sequence[str | Path],
     kind: str = "sweep",
@@ -141,7 +151,6 @@ def build_view(
     anomalies = an.find_all(t, vs, noise)
     reasons = groups.skip_reasons(anomalies)  # cells summaries leave out, and why
     reasons.update(dict.fromkeys(mism, "workloads"))  # the configs ran different workloads there
-    skip = set(reasons)
     xs = crossover.crossovers(
         t, vs, noise, {(a.scenario, a.concurrency) for a in anomalies if a.kind == "trend_outlier"}
     )
@@ -187,9 +196,12 @@ def build_view(
         for x in xs
     ]  # fmt: skip
     mvs = groups.member_verdicts(t, noise)  # compare: each method's own configs, for its picks
-    recs = advice.recommendations(t, vs, reasons, bands, min_effect=min_effect, mvs=mvs)
-    band_recs = advice.recommendations(t, vs, reasons, bands, by_class=False, min_effect=min_effect, mvs=mvs)
-    sched = [V.ScheduleEntry(**s.__dict__) for s in recommend.schedule(t, ws, skip)]
+    adv = cell_advice.cell_advice(t, vs, mvs)  # the one source of every piece of advice below
+    recs = advice.recommendations(t, vs, reasons, bands, min_effect=min_effect, adv=adv)
+    band_recs = advice.recommendations(t, vs, reasons, bands, by_class=False, min_effect=min_effect, adv=adv)
+    sched = [
+        V.ScheduleEntry(**{**s.__dict__, "configs": list(s.configs)}) for s in recommend.schedule(t, adv)
+    ]
     checks = advice.checks(t, ds, noise, prov, graph_cap)
     compare = build_compare.compare_summary(t, vs, min_effect, set(mism)) if kind == "compare" else None
     noise_msg = verdict_notes.noise_msg(noise)
@@ -205,8 +217,10 @@ def build_view(
     else:
         title = V.Msg(key="title.compare", args={"methods": " vs ".join(c.label for c in t.columns)})
         config_column = "col.method"
+    advice_views = _advice_views(adv)
     parts = {
         "recs": recs,
+        "advice": advice_views,
         "compare": compare,
         "winners": winners,
         "anomalies": anomaly_views,
@@ -224,8 +238,8 @@ def build_view(
                           rule=verdict_notes.rule_msg(vs), ties=verdict_notes.ties_msg(vs),
                           ties_min=verdict_notes.ties_min_msg(vs)),
         verdicts=[view_verdict(v) for v in vs], latency_verdicts=[view_verdict(v) for v in lat], winners=winners,
-        findings=findings.band_findings(t, vs, ws, reasons, bands, min_effect), class_best=findings.class_best(t, vs, reasons, min_effect, mvs), gaps=findings.gaps(t, vs, ws),
-        anomalies=anomaly_views, crossovers=cross_views, recommendations=band_recs + recs, schedule=sched, checks=checks,
+        findings=findings.band_findings(t, vs, ws, reasons, bands, min_effect), class_best=findings.class_best(t, vs, reasons, min_effect, adv), gaps=findings.gaps(t, vs, ws),
+        anomalies=anomaly_views, crossovers=cross_views, recommendations=band_recs + recs, schedule=sched, advice=advice_views, checks=checks,
         compare=compare, next_steps=advice.next_steps(t, parts, noise, prov), lossless=lossless,
         notes=advice.aa_scenario_notes(t, noise) + verdict_notes.model_notes(model.findings(ds, core.PRIMARY, True), lambda x: short_name(t, x) or x, vs) + advice.computed_notes(t) + advice.preflight_notes(t) + [V.Msg(key="note.skipped", args={"what": w}) for w in skip_notes(ds.skipped)],
         domains=dom_rows, domain_summary=dom_view, design=build_design(ds),

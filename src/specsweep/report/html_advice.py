@@ -4,7 +4,7 @@ recommendations with engine flags, domain checks, next steps, method notes and t
 from __future__ import annotations
 
 from specsweep.report import i18n
-from specsweep.report.display import deployed_flags, recommended_text
+from specsweep.report.display import advice_text, deployed_flags, recommended_text
 from specsweep.report.domains_render import domains_html
 from specsweep.report.html_kit import HtmlPage, esc, md_inline
 from specsweep.report.i18n import fmt_pct, label
@@ -136,7 +136,9 @@ def recommendations(page: HtmlPage) -> str:
                 page.td(esc(page.class_label(s.scope) if i18n.has_label(f"class.{s.scope}") else s.scope)),
                 page.td(esc(band_range(s.c_low, s.c_high)), sort=s.c_low, num=True),
                 page.td(
-                    f"<strong>{esc(s.config)}</strong>" if s.config else page.shared_label("verdict.tie")
+                    md_inline(esc(advice_text(s.configs, s.state, page.lang)))
+                    if s.configs
+                    else page.shared_label("verdict.tie")
                 ),
             ]
             for s in v.schedule

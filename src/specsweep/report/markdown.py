@@ -7,6 +7,7 @@ from typing import Any
 from specsweep.report import i18n
 from specsweep.report.design_render import design_markdown, design_summary_md
 from specsweep.report.display import (
+    advice_text,
     aside_text,
     counted,
     deployed_flags,
@@ -334,7 +335,7 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
             [
                 s.scope,
                 band_range(s.c_low, s.c_high),
-                f"`{s.config}`" if s.config else L("verdict.tie"),
+                advice_text(s.configs, s.state, lang) if s.configs else L("verdict.tie"),
             ]
             for s in view.schedule
         ]

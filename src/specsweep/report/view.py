@@ -46,6 +46,8 @@ from pydantic import Field
 
 from specsweep.report.design_view import DesignView
 from specsweep.report.domains import DomainRow, DomainsView
+from specsweep.report.view_advice import AdviceBasis as AdviceBasis
+from specsweep.report.view_advice import CellAdvice as CellAdvice
 from specsweep.report.view_advice import ClassBest as ClassBest
 from specsweep.report.view_advice import CompareSummary as CompareSummary
 from specsweep.report.view_advice import DomainCheck as DomainCheck
@@ -316,6 +318,7 @@ class ReportView(_Frozen):
     crossovers: list[Crossover] = Field(default_factory=list)
     recommendations: list[Recommendation] = Field(default_factory=list)
     schedule: list[ScheduleEntry] = Field(default_factory=list)
+    advice: list[CellAdvice] = Field(default_factory=list)  # per cell: what the verdicts advise
     checks: list[DomainCheck] = Field(default_factory=list)
     compare: CompareSummary | None = None
     next_steps: list[Msg] = Field(default_factory=list)

@@ -29,7 +29,11 @@ class Pick(Frozen):
     flags: EngineFlags | None = None
     even_with: list[str] = Field(
         default_factory=list
-    )  # the method's configs tied with it in every one of its cells
+    )  # the configs the cell advice leaves even or undecided with it in ``cells``
+    state: Literal["pick", "even", "undecided"] = "pick"  # the cell advice of ``cells`` (analysis.advice)
+    band_pick: bool = False  # the band's config, covering ``cells`` by a tie (even or undecided there)
+    more_runs: int | None = None  # undecided: about this many more runs a side would decide ``gap``
+    gap: Number = None
 
 
 class SetAside(Frozen):
@@ -87,13 +91,42 @@ class Recommendation(Frozen):
     extra: list[Msg] = Field(default_factory=list)  # who trails, cells set aside
 
 
+class AdviceBasis(Frozen):
+    """What a piece of advice rests on, as its verdicts were decided (analysis.advice.Basis)."""
+
+    looks: int
+    runs_low: int  # runs a side: fewest and most over the verdicts read
+    runs_high: int
+    noise: Literal["measured", "assumed", "mixed"]
+
+
+class CellAdvice(Frozen):
+    """The one source of advice for a cell (:mod:`specsweep.analysis.advice`): the full configs the
+    decided verdicts advise there - one (``pick``), or several left ``even`` or ``undecided`` - the
+    columns no other beats, the basis, and for an undecided set the runs that would decide it."""
+
+    scenario: str
+    concurrency: int
+    columns: list[str]
+    configs: list[str]
+    state: Literal["pick", "even", "undecided"]
+    basis: AdviceBasis | None = None
+    more_runs: int | None = None
+    gap: Number = None
+
+
 class ScheduleEntry(Frozen):
-    """Per-concurrency schedule: below/at ``c_high`` (and above ``c_low``) run ``config``."""
+    """Per-concurrency schedule: below/at ``c_high`` (and above ``c_low``) the cell advice ``configs``
+    (one: run it; several: ``state`` says whether they are even or undecided)."""
 
     scope: str  # scenario name or workload class
     c_low: int
     c_high: int | None
-    config: str | None
+    config: str | None  # the one config advised, else None
+    configs: list[str] = Field(default_factory=list)
+    state: Literal["pick", "even", "undecided"] = "pick"
+    more_runs: int | None = None  # undecided: the most that any of its cells needs
+    gap: Number = None
 
 
 class DomainCheck(Frozen):
