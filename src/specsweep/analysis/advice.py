@@ -136,9 +136,8 @@ def advise(
         if t.kind == "compare" and len(col.members) > 1:
             inner, inner_read = _unbeaten(col.members, member_vs, s, c)
             read = read + inner_read
-            if not inner:  # the method's configs were not compared here: the one measured
-                e = t.entry(col.label, s, c)
-                inner = [e.picked] if e is not None and e.picked else [col.label]
+            if not inner:  # no verdict between the method's configs here: every one measured, undecided
+                inner = [m for m in col.members if (d := t.dataset.get(m, s, c)) is not None and d.ok]
             configs.extend(inner)
         elif t.kind == "compare" and col.members:
             configs.append(col.members[0])

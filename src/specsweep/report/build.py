@@ -11,7 +11,7 @@ from specsweep import cellnames, stats
 from specsweep.analysis import advice as cell_advice
 from specsweep.analysis import anomalies as an
 from specsweep.analysis import core, crossover, model, recommend, verdicts, workloads
-from specsweep.analysis.data import load, skip_notes
+from specsweep.analysis.data import Dataset, load, skip_notes
 from specsweep.errors import UsageError, one_of
 from specsweep.report import build_advice as advice
 from specsweep.report import build_compare, domains, verdict_notes
@@ -103,6 +103,25 @@ def _failure_text(row: dict[str, Any]) -> str:
     return f"{kind}: {row.get('error')}" if kind else str(row.get("error"))
 
 
+def default_kind(ds: Dataset, method: str | None = None, baseline: str | None = None) -> str:
+    """The report kind of run dirs when none is asked for: the one their experiments' ``report: kind:``
+    names (issue 34 item 7), else as a run chooses it: compare when the results hold several methods
+    (a config named by ``--baseline`` aside), sweep for one method or with ``--method``."""
+    if method is not None:
+        return "sweep"
+    named = set()
+    for m in ds.manifests:
+        cfg = m.get("config")
+        rep = cfg.get("report") if isinstance(cfg, dict) else None
+        k = rep.get("kind") if isinstance(rep, dict) else None
+        if k in KINDS:
+            named.add(k)
+    if len(named) == 1:
+        return named.pop()
+    methods = {c.method for c in ds.configs.values() if c.label != baseline}
+    return "compare" if len(methods) > 1 else "sweep"
+
+
 def _advice_views(adv: dict[tuple[str, int], cell_advice.CellAdvice]) -> list[V.CellAdvice]:
     out = []
     for a in adv.values():
@@ -127,12 +146,14 @@ def build_view(
     """The whole analysis of the run dirs as one view model (see :mod:`specsweep.report.view`):
     provenance (:mod:`build_provenance`), findings (:mod:`build_findings`) and advice
     (:mod:`build_advice`) around the cells, verdicts and winners built here."""
-    if kind not in KINDS:
+    if kind not in (*KINDS, "auto"):
         raise UsageError(f"--kind: {one_of(kind, KINDS)}")
     if min_effect < 0:
         raise UsageError(f"--min-effect must be >= 0, got {min_effect}")
     bands = bands or recommend.DEFAULT_BANDS
     ds = load(run_dirs)
+    if kind == "auto":
+        kind = default_kind(ds, method, baseline)
     baseline = baseline or domains.baseline_label(ds)  # an experiment's `baseline: true` server
     t = core.build_sweep(ds, method, baseline) if kind == "sweep" else core.build_compare(ds, baseline)
     noise = core.measure_noise(ds, min_effect)

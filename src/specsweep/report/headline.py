@@ -34,8 +34,12 @@ def _default(
     """ "Serve X by default" when every load class names X (its one config) with confidence and every
     cell's advice holds X; the cells it covers by a tie are named."""
     rows = [r for r in recs if r.workload_class is not None] or list(recs)
-    named = [r for r in rows if r.config is not None and r.confidence in CONFIDENT and r.picks]
-    configs = {p.config for r in named for p in r.picks}
+
+    def own(r: V.Recommendation) -> set[str]:  # the configs a row names alone (or as its band pick)
+        return {p.config for p in r.picks if p.state == "pick" or p.band_pick}
+
+    named = [r for r in rows if r.config is not None and r.confidence in CONFIDENT and own(r)]
+    configs = {c for r in named for c in own(r)}
     if not rows or len(named) < len(rows) or len(configs) != 1:
         return None
     (config,) = configs

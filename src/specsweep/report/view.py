@@ -379,10 +379,25 @@ class ReportView(_Frozen):
             even = (self.short(v.a), self.short(v.b)) if len(self.configs) > 2 else ()
             return WinnerName("tie", even)
         if self.kind == "compare":
+            mine = self.advised(row.scenario, row.concurrency, row.winner)
+            if mine:  # the cell advice: the method's one config, or the set it leaves even or undecided
+                return WinnerName("config", (" / ".join(mine),))
             cell = self.cell(row.scenario, row.concurrency, row.winner)
             if cell is not None and cell.picked:
                 return WinnerName("config", (cell.picked,))
         return WinnerName("config", (self.short(row.winner),))
+
+    def cell_advice(self, scenario: str, concurrency: int) -> CellAdvice | None:
+        return next((a for a in self.advice if a.scenario == scenario and a.concurrency == concurrency), None)
+
+    def advised(self, scenario: str, concurrency: int, column: str) -> list[str]:
+        """The configs of ``column`` the cell advice keeps in the cell (compare: the method's one config,
+        or the set its verdicts leave even or undecided); [] when it advises none of them."""
+        a = self.cell_advice(scenario, concurrency)
+        if a is None or column not in a.columns:
+            return []
+        members = next((c.members for c in self.configs if c.label == column), []) or [column]
+        return [x for x in a.configs if x in members]
 
     def points(self) -> list[tuple[str, int]]:
         """(scenario, concurrency) pairs in table order (scenario, then concurrency)."""
