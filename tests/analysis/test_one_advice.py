@@ -219,3 +219,25 @@ def test_report_defaults_to_the_experiments_kind(tmp_path: Path, capsys: pytest.
     assert '"kind": "compare"' in capsys.readouterr().out
     assert main(["report", str(path), "--format", "table"]) == 0
     assert "EAGLE" in capsys.readouterr().out  # the compare table, not DSpark's sweep
+
+
+def test_every_recommendation_states_the_basis_it_was_decided_on(tmp_path: Path) -> None:
+    """DSpark's configs on 3 runs a side with measured noise, EAGLE once (its noise assumed): the row
+    says so, never "single runs, assumed noise" (issue 34 item 6); the header describes the verdicts
+    inside the method too."""
+    rows = []
+    rng = np.random.default_rng(4)
+    for c in (1, 16, 64):
+        for rep in range(3):
+            rows += [row(*K3, "chat_short", c, 3000.0 * math.exp(rng.normal(0, 0.02)), rep),
+                     row(*K5, "chat_short", c, 3000.0 * math.exp(rng.normal(0, 0.02)), rep)]  # fmt: skip
+        rows.append(row(*EAGLE, "chat_short", c, 1000.0))
+    make_run(tmp_path, "x", rows)
+    v = build_view([tmp_path], "compare")
+    for r in v.recommendations:
+        assert r.decided_on is not None and (r.decided_on.runs_low, r.decided_on.runs_high) == (1, 3)
+        assert r.decided_on.noise == "mixed"
+    md = render(v, "md", "en")
+    assert "single runs, assumed noise" not in md and "1-3 runs a side, noise partly assumed" in md
+    assert "Verdicts inside each method (its configs against each other):" in md
+    assert "每边 1-3 次运行，噪声部分假设" in render(v, "md", "zh")

@@ -53,11 +53,29 @@ def recommendations(
                 alternatives=d.alternatives, expected_gain=d.expected_gain if d.config else None,
                 ci_low=d.ci_low if d.config else None, ci_high=d.ci_high if d.config else None,
                 confidence=d.confidence, basis=d.basis, n_cells=n, wins=d.wins, losses=d.losses, ties=d.ties,  # type: ignore[arg-type]
-                picks=groups.picks(t, d, adv),
+                picks=groups.picks(t, d, adv), decided_on=_decided_on(vs2, d, adv),
                 set_aside=g.set_aside, note=note, extra=g.extra,
             )
         )  # fmt: skip
     return out
+
+
+def _decided_on(
+    vs: list[core.PairVerdict],
+    d: recommend.GroupDecision,
+    adv: dict[tuple[str, int], cell_advice.CellAdvice] | None,
+) -> V.AdviceBasis | None:
+    """The basis of a recommendation as its verdicts were decided: the group's verdicts between its
+    leader and runner-up and, per counted cell, those the cell advice read (a method's own configs)."""
+    read = []
+    lead = d.config or (d.alternatives[0] if d.alternatives else None)
+    for s, c in groups.counted(d):
+        if lead is not None and (v := core.find_verdict(vs, s, c, lead, d.runner_up or "")) is not None:
+            read.append(v)
+        if adv and (a := adv.get((s, c))) is not None:
+            read.extend(a.verdicts)
+    b = cell_advice.Basis.of(read)
+    return V.AdviceBasis(**b.__dict__) if b is not None else None
 
 
 def checks(

@@ -24,7 +24,7 @@ from specsweep.report.view import (
 )
 
 __all__ = [
-    "advice_text", "aside_text", "counted", "deployed_flags", "recommended_text", "sentences", "value_text", "winner_text",
+    "advice_text", "aside_text", "basis_text", "counted", "deployed_flags", "recommended_text", "sentences", "value_text", "winner_text",
 ]  # fmt: skip
 
 
@@ -117,6 +117,19 @@ def recommended_text(view: ReportView, r: Recommendation | ClassBest, lang: str)
             continue
         parts.append(f"**{p.config}**" + (f" ({'; '.join(notes)})" if notes else ""))
     return "; ".join(parts)
+
+
+def basis_text(r: Recommendation, lang: str) -> str:
+    """What a recommendation rests on, as its verdicts were decided: runs a side, measured or assumed
+    noise and the deciding look; the verdict basis's label when no cell advice was read."""
+    b = r.decided_on
+    if b is None:
+        from specsweep.report.verdict_notes import rests_on
+
+        return label(rests_on(r.basis), lang)
+    runs = str(b.runs_low) if b.runs_low == b.runs_high else f"{b.runs_low}-{b.runs_high}"
+    key = "rests.basis_single" if b.runs_high == 1 else "rests.basis_looks" if b.looks > 1 else "rests.basis"
+    return label(key, lang, runs=runs, noise=label(f"noise_kind.{b.noise}", lang), looks=b.looks)
 
 
 def advice_text(configs: Sequence[str], state: str, lang: str) -> str:

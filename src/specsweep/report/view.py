@@ -231,6 +231,7 @@ class NoiseInfo(_Frozen):
     sigma: float = 0.10  # one run's run-to-run noise sd (log) single-run verdicts rest on
     sigma_measured: bool = False  # False: assumed, not measured
     rule: Msg | None = None  # how verdicts were decided: test, level, multiplicity adjustment, runs
+    rule_within: Msg | None = None  # compare: how each method's own configs were decided against each other
     ties: Msg | None = None  # for ties: the detectable difference and the runs a target would take
     ties_min: Msg | None = None  # ties only because the gap is under --min-effect
 

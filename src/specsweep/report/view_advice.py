@@ -17,6 +17,15 @@ class EngineFlags(Frozen):
     measured: str | None = None  # the argv the measured server was launched with, when known
 
 
+class AdviceBasis(Frozen):
+    """What a piece of advice rests on, as its verdicts were decided (analysis.advice.Basis)."""
+
+    looks: int
+    runs_low: int  # runs a side: fewest and most over the verdicts read
+    runs_high: int
+    noise: Literal["measured", "assumed", "mixed"]
+
+
 class Pick(Frozen):
     """A full config to deploy (method + parameters: ``config`` is its label, e.g. "DSpark(st=5)"),
     the cells of a recommendation where it is the one (compare: the method's best config there), and
@@ -87,17 +96,9 @@ class Recommendation(Frozen):
     ties: int = 0
     picks: list[Pick] = Field(default_factory=list)  # the full configs to deploy, per cell, with flags
     set_aside: list[SetAside] = Field(default_factory=list)
+    decided_on: AdviceBasis | None = None  # the basis of every verdict it was read from, cell advice included
     note: Msg
     extra: list[Msg] = Field(default_factory=list)  # who trails, cells set aside
-
-
-class AdviceBasis(Frozen):
-    """What a piece of advice rests on, as its verdicts were decided (analysis.advice.Basis)."""
-
-    looks: int
-    runs_low: int  # runs a side: fewest and most over the verdicts read
-    runs_high: int
-    noise: Literal["measured", "assumed", "mixed"]
 
 
 class CellAdvice(Frozen):
