@@ -99,7 +99,7 @@ def test_single_runs_never_earn_high_confidence_and_say_what_they_rest_on(tmp_pa
     v = build_view([single], "sweep")
     rec = next(r for r in v.recommendations if r.band == "low")
     assert rec.config == "DSpark(st=3)" and rec.confidence == "medium"  # 3 of 3 decided, yet one run each
-    assert "medium (single runs, assumed noise)" in render(v, "md", "en")
+    assert "medium (single runs, noise assumed)" in render(v, "md", "en")
     rep = tmp_path / "repeats"
     rep.mkdir()
     rng = np.random.default_rng(4)
@@ -107,8 +107,8 @@ def test_single_runs_never_earn_high_confidence_and_say_what_they_rest_on(tmp_pa
                         for c in (1, 8, 16) for r in range(3) for k, t in ((K3, 2000), (K5, 1000))])  # fmt: skip
     v = build_view([rep], "sweep")
     rec = next(r for r in v.recommendations if r.band == "low")
-    assert rec.confidence == "high" and "high (measured repeats)" in render(v, "md", "en")
-    assert "高（实测重复运行）" in render(v, "md", "zh") or "高 (实测重复运行)" in render(v, "md", "zh")
+    assert rec.confidence == "high" and "high (3 runs a side, noise measured)" in render(v, "md", "en")
+    assert "高 (每边 3 次运行，噪声实测)" in render(v, "md", "zh")
 
 
 def test_best_of_selection_is_paid_for(tmp_path: Path) -> None:

@@ -183,17 +183,25 @@ def test_headline_never_rests_on_a_lone_win(tmp_path: Path) -> None:
     assert v.compare is not None and v.compare.win_counts["Beta"] == 1
     chat = next(r for r in v.recommendations if r.workload_class == "chat")
     assert chat.config == "Beta" and chat.confidence == "low"
-    assert not [m for m in v.next_steps if m.key.startswith(("next.default", "next.deploy"))]
+    assert not [m for m in v.next_steps if m.key.startswith("next.default")]
+    # the one decided cell is named for itself alone, as the schedule names it (issue 34 item 2)
+    deploy = [m.args for m in v.next_steps if m.key == "next.deploy"]
+    assert deploy == [{"config": "Beta", "cells": "stress_standard c=4"}]
     assert "by default" not in render(v, "md", "en")
 
 
 def test_headline_never_rests_on_an_anomaly(tmp_path: Path) -> None:
-    """Beta's one win is a trend outlier (issue 29 item 5): set aside, so no row and no headline names
-    Beta, and every row's counts say the cell was set aside."""
-    v = _levels(tmp_path, ("chat_short", 8), {"chat_short": (1, 8, 64), "rag_medium": (1, 8)})
+    """Beta's one win is a trend outlier (issue 29 item 5): set aside from every row's counts, so no
+    row and no default names Beta; the cell keeps its own decided advice (issue 34 item 4: an anomaly
+    never erases a decided verdict) beside the step that re-runs it."""
+    v = _levels(tmp_path, ("chat_short", 8), {"chat_short": (1, 8, 64, 128), "rag_medium": (1, 8)})
     assert {(a.scenario, a.concurrency, a.kind) for a in v.anomalies} == {("chat_short", 8, "trend_outlier")}
     assert all(r.config is None for r in v.recommendations)
-    assert not [m for m in v.next_steps if m.key.startswith(("next.default", "next.deploy"))]
+    assert not [m for m in v.next_steps if m.key.startswith("next.default")]
+    assert [m.args for m in v.next_steps if m.key == "next.deploy"] == [
+        {"config": "Beta", "cells": "chat_short c=8"}
+    ]
+    assert any(m.key == "next.rerun_outliers" and "chat_short c=8" in str(m.args) for m in v.next_steps)
     low = next(r for r in v.recommendations if r.workload_class == "chat" and r.band == "low")
     assert [(a.scenario, a.concurrency, a.reason) for a in low.set_aside] == [
         ("chat_short", 8, "trend_outlier")

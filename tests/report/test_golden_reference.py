@@ -221,7 +221,10 @@ def test_compare_markdown_has_every_reference_number(
     winners = _winner_rows(md)
     assert [w["提升" if lang == "zh" else "Gain"] for w in winners.values()] == COMPARE_GAINS
     ref_winners = _ref_winners(reference_dir, "compare")
-    assert {k: w["Winner"] for k, w in winners.items()} == {k: w["Winner"] for k, w in ref_winners.items()}
+    # the reference names the best DSpark config by point estimate; the report names it alone only
+    # where the verdict between DSpark's configs decides it, else the undecided set holding it (issue 34)
+    for k, w in ref_winners.items():
+        assert w["Winner"] in winners[k]["Winner"].split(" / "), k
     if lang == "zh":
         assert "对比点数：18" in md
         assert "DSpark 胜出：18 个" in md

@@ -1,8 +1,9 @@
 """Anomalies: cells whose numbers need a second look, each with the evidence that flagged it.
 
 - trend_outlier: a cell whose comparison (log of a/b on the primary metric) departs from the line
-  through the other concurrency levels of its scenario by more than ``k`` noise floors (interior
-  levels only: an end point would be judged by extrapolation).
+  through the other concurrency levels of its scenario (at least three of them) by more than ``k``
+  noise floors (interior levels only: an end point would be judged by extrapolation). A flag sets the
+  cell aside from the band summaries' counts, never from the cell advice (analysis.advice).
 - prefix_cache: throughput above the next concurrency level while TTFT dropped below the previous
   level's - the signature of prompts reused from an earlier run hitting the prefix cache.
 - invalid_run: the client marked the run invalid (it was the bottleneck, etc.).
@@ -20,6 +21,9 @@ from specsweep import stats
 from specsweep.analysis.core import PRIMARY, Noise, PairVerdict, Table, find_verdict, oriented
 
 OUTLIER_FLOORS = 4.0
+# a cell is judged against the line through at least three other levels of its scenario (issue 34
+# item 4: two other points make a "trend" that any real change of slope departs from)
+MIN_TREND_POINTS = 4
 
 
 @dataclass
@@ -51,22 +55,27 @@ def trend_outliers(
                     xs.append(math.log(c))
                     ys.append(math.log1p(e))
                     cs.append(c)
-                if len(cs) < 3:
+                if len(cs) < MIN_TREND_POINTS:
                     continue
-                for n in range(1, len(cs) - 1):
+                # the worst departure first, then again without it, so one outlier never makes its
+                # neighbour look like one (each judged against at least three other levels)
+                while len(cs) >= MIN_TREND_POINTS:
+                    rs = [(abs(stats.loo_residual(xs, ys, n)), n) for n in range(1, len(cs) - 1)]
+                    worst, n = max(rs)
+                    if worst <= limit:
+                        break
                     r = stats.loo_residual(xs, ys, n)
-                    if abs(r) > limit:
-                        expected = math.expm1(ys[n] - r)
-                        out.append(
-                            AnomalyData(
-                                s, cs[n], "trend_outlier", [a, b],
-                                {
-                                    "a": a, "b": b, "effect": math.expm1(ys[n]), "expected": expected,
-                                    "departure": math.expm1(abs(r)), "floors": abs(r) / math.log1p(noise.floor),
-                                    "neighbours": [c for c in cs if c != cs[n]],
-                                },
-                            )
-                        )  # fmt: skip
+                    out.append(
+                        AnomalyData(
+                            s, cs[n], "trend_outlier", [a, b],
+                            {
+                                "a": a, "b": b, "effect": math.expm1(ys[n]), "expected": math.expm1(ys[n] - r),
+                                "departure": math.expm1(abs(r)), "floors": abs(r) / math.log1p(noise.floor),
+                                "neighbours": [c for c in cs if c != cs[n]],
+                            },
+                        )
+                    )  # fmt: skip
+                    del xs[n], ys[n], cs[n]
     return out
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specsweep.acceptance import spec_tokens
+from specsweep.analysis.advice import CellAdvice
 from specsweep.analysis.core import (
     METRICS,
     PRIMARY,
@@ -265,25 +266,35 @@ class ScheduleData:
     scope: str
     c_low: int
     c_high: int | None
-    config: str | None
+    config: str | None  # the one config advised, else None
+    configs: tuple[str, ...] = ()
+    state: str = "pick"
+    more_runs: int | None = None
+    gap: float | None = None
 
 
-def schedule(t: Table, ws: list[Winner], skip: set[tuple[str, int]]) -> list[ScheduleData]:
-    """Per scenario: runs of consecutive levels with the same verdict winner (None: a tie), named by
-    its full config (compare: the winning method's best config in that cell)."""
+def schedule(t: Table, adv: dict[tuple[str, int], CellAdvice]) -> list[ScheduleData]:
+    """Per scenario: runs of consecutive levels with the same cell advice (:mod:`analysis.advice`):
+    the one config to run, or the configs left even or undecided (with the most runs a side any of
+    the run's cells needs and the largest gap). Every cell with advice is in it, anomalies or not."""
     out: list[ScheduleData] = []
     for s in t.scenarios():
         runs: list[list[Any]] = []
-        for w in ws:
-            if w.scenario != s or w.leader is None or w.runner_up is None or (s, w.concurrency) in skip:
+        for c in t.levels(s):
+            a = adv.get((s, c))
+            if a is None:
                 continue
-            e = t.entry(w.winner, s, w.concurrency) if w.winner else None
-            name = e.picked if e is not None and e.picked else w.winner
-            if runs and runs[-1][2] == name:
-                runs[-1][1] = w.concurrency
+            key = (tuple(a.configs), a.state)
+            if runs and runs[-1][2] == key:
+                runs[-1][1] = c
+                runs[-1][3].append(a)
             else:
-                runs.append([w.concurrency, w.concurrency, name])
-        out.extend(ScheduleData(s, lo, hi, cfg) for lo, hi, cfg in runs)
+                runs.append([c, c, key, [a]])
+        for lo, hi, (configs, state), cells in runs:
+            more = [a.more_runs for a in cells if a.more_runs is not None]
+            gaps = [a.gap for a in cells if a.gap is not None]
+            out.append(ScheduleData(s, lo, hi, configs[0] if state == "pick" else None, configs, state,
+                                    max(more) if more else None, max(gaps) if gaps else None))  # fmt: skip
     return out
 
 

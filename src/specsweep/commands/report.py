@@ -18,7 +18,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
         "See docs/statistics.md.",
     )
     p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
-    p.add_argument("--kind", choices=["sweep", "compare"], default="sweep")
+    p.add_argument(
+        "--kind",
+        choices=["sweep", "compare"],
+        help="default: the kind the run's experiment names (report: kind:), else compare when the results "
+        "hold several methods, sweep for one (or with --method)",
+    )
     p.add_argument("--lang", choices=["zh", "en"], default="en")
     p.add_argument("--format", choices=["md", "html", "json", "table"],
                    help="default: from the -o file's suffix (.html, .htm, .json, .txt), else md")  # fmt: skip
@@ -68,7 +73,7 @@ def _run(args: argparse.Namespace) -> int:
         lossless = load_lossless_view(args.lossless)
     view = build_view(
         args.run_dirs,
-        args.kind,
+        args.kind or "auto",
         method=args.method,
         baseline=args.baseline,
         min_effect=args.min_effect / 100.0,

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from specsweep import cellnames, stats
+from specsweep.analysis import advice as cell_advice
 from specsweep.analysis import anomalies as an
 from specsweep.analysis import core, crossover, model, recommend, verdicts, workloads
-from specsweep.analysis.data import load, skip_notes
+from specsweep.analysis.data import Dataset, load, skip_notes
 from specsweep.errors import UsageError, one_of
 from specsweep.report import build_advice as advice
 from specsweep.report import build_compare, domains, verdict_notes
@@ -102,6 +103,34 @@ def _failure_text(row: dict[str, Any]) -> str:
     return f"{kind}: {row.get('error')}" if kind else str(row.get("error"))
 
 
+def default_kind(ds: Dataset, method: str | None = None, baseline: str | None = None) -> str:
+    """The report kind of run dirs when none is asked for: the one their experiments' ``report: kind:``
+    names (issue 34 item 7), else as a run chooses it: compare when the results hold several methods
+    (a config named by ``--baseline`` aside), sweep for one method or with ``--method``."""
+    if method is not None:
+        return "sweep"
+    named = set()
+    for m in ds.manifests:
+        cfg = m.get("config")
+        rep = cfg.get("report") if isinstance(cfg, dict) else None
+        k = rep.get("kind") if isinstance(rep, dict) else None
+        if k in KINDS:
+            named.add(k)
+    if len(named) == 1:
+        return named.pop()
+    methods = {c.method for c in ds.configs.values() if c.label != baseline}
+    return "compare" if len(methods) > 1 else "sweep"
+
+
+def _advice_views(adv: dict[tuple[str, int], cell_advice.CellAdvice]) -> list[V.CellAdvice]:
+    out = []
+    for a in adv.values():
+        b = V.AdviceBasis(**a.basis.__dict__) if a.basis is not None else None
+        out.append(V.CellAdvice(scenario=a.scenario, concurrency=a.concurrency, columns=a.columns, configs=a.configs,
+                                state=a.state, basis=b, more_runs=a.more_runs, gap=a.gap))  # fmt: skip
+    return out
+
+
 def build_view(
     run_dirs: Sequence[str | Path],
     kind: str = "sweep",
@@ -117,12 +146,14 @@ def build_view(
     """The whole analysis of the run dirs as one view model (see :mod:`specsweep.report.view`):
     provenance (:mod:`build_provenance`), findings (:mod:`build_findings`) and advice
     (:mod:`build_advice`) around the cells, verdicts and winners built here."""
-    if kind not in KINDS:
+    if kind not in (*KINDS, "auto"):
         raise UsageError(f"--kind: {one_of(kind, KINDS)}")
     if min_effect < 0:
         raise UsageError(f"--min-effect must be >= 0, got {min_effect}")
     bands = bands or recommend.DEFAULT_BANDS
     ds = load(run_dirs)
+    if kind == "auto":
+        kind = default_kind(ds, method, baseline)
     baseline = baseline or domains.baseline_label(ds)  # an experiment's `baseline: true` server
     t = core.build_sweep(ds, method, baseline) if kind == "sweep" else core.build_compare(ds, baseline)
     noise = core.measure_noise(ds, min_effect)
@@ -141,7 +172,6 @@ def build_view(
     anomalies = an.find_all(t, vs, noise)
     reasons = groups.skip_reasons(anomalies)  # cells summaries leave out, and why
     reasons.update(dict.fromkeys(mism, "workloads"))  # the configs ran different workloads there
-    skip = set(reasons)
     xs = crossover.crossovers(
         t, vs, noise, {(a.scenario, a.concurrency) for a in anomalies if a.kind == "trend_outlier"}
     )
@@ -187,9 +217,12 @@ def build_view(
         for x in xs
     ]  # fmt: skip
     mvs = groups.member_verdicts(t, noise)  # compare: each method's own configs, for its picks
-    recs = advice.recommendations(t, vs, reasons, bands, min_effect=min_effect, mvs=mvs)
-    band_recs = advice.recommendations(t, vs, reasons, bands, by_class=False, min_effect=min_effect, mvs=mvs)
-    sched = [V.ScheduleEntry(**s.__dict__) for s in recommend.schedule(t, ws, skip)]
+    adv = cell_advice.cell_advice(t, vs, mvs)  # the one source of every piece of advice below
+    recs = advice.recommendations(t, vs, reasons, bands, min_effect=min_effect, adv=adv)
+    band_recs = advice.recommendations(t, vs, reasons, bands, by_class=False, min_effect=min_effect, adv=adv)
+    sched = [
+        V.ScheduleEntry(**{**s.__dict__, "configs": list(s.configs)}) for s in recommend.schedule(t, adv)
+    ]
     checks = advice.checks(t, ds, noise, prov, graph_cap)
     compare = build_compare.compare_summary(t, vs, min_effect, set(mism)) if kind == "compare" else None
     noise_msg = verdict_notes.noise_msg(noise)
@@ -205,8 +238,10 @@ def build_view(
     else:
         title = V.Msg(key="title.compare", args={"methods": " vs ".join(c.label for c in t.columns)})
         config_column = "col.method"
+    advice_views = _advice_views(adv)
     parts = {
         "recs": recs,
+        "advice": advice_views,
         "compare": compare,
         "winners": winners,
         "anomalies": anomaly_views,
@@ -221,11 +256,12 @@ def build_view(
         concurrencies=sorted({c for _s, c in t.points}), cells=_cells(t, [*metric_keys, "completed", "failed"]),
         noise=V.NoiseInfo(floor=noise.floor, source=noise.source, n=noise.n, min_effect=noise.min_effect, detail=noise_msg,
                           sigma=noise.sigma, sigma_measured=noise.source != "default",
-                          rule=verdict_notes.rule_msg(vs), ties=verdict_notes.ties_msg(vs),
+                          rule=verdict_notes.rule_msg(vs), rule_within=verdict_notes.rule_msg(mvs),
+                          ties=verdict_notes.ties_msg(vs),
                           ties_min=verdict_notes.ties_min_msg(vs)),
         verdicts=[view_verdict(v) for v in vs], latency_verdicts=[view_verdict(v) for v in lat], winners=winners,
-        findings=findings.band_findings(t, vs, ws, reasons, bands, min_effect), class_best=findings.class_best(t, vs, reasons, min_effect, mvs), gaps=findings.gaps(t, vs, ws),
-        anomalies=anomaly_views, crossovers=cross_views, recommendations=band_recs + recs, schedule=sched, checks=checks,
+        findings=findings.band_findings(t, vs, ws, reasons, bands, min_effect), class_best=findings.class_best(t, vs, reasons, min_effect, adv), gaps=findings.gaps(t, vs, ws),
+        anomalies=anomaly_views, crossovers=cross_views, recommendations=band_recs + recs, schedule=sched, advice=advice_views, checks=checks,
         compare=compare, next_steps=advice.next_steps(t, parts, noise, prov), lossless=lossless,
         notes=advice.aa_scenario_notes(t, noise) + verdict_notes.model_notes(model.findings(ds, core.PRIMARY, True), lambda x: short_name(t, x) or x, vs) + advice.computed_notes(t) + advice.preflight_notes(t) + [V.Msg(key="note.skipped", args={"what": w}) for w in skip_notes(ds.skipped)],
         domains=dom_rows, domain_summary=dom_view, design=build_design(ds),

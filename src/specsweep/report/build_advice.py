@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from specsweep import stats, stats_plan
+from specsweep.analysis import advice as cell_advice
 from specsweep.analysis import core, recommend
 from specsweep.analysis.data import Dataset
 from specsweep.report import build_groups as groups
@@ -25,11 +26,11 @@ def recommendations(
     *,
     by_class: bool = True,
     min_effect: float = 0.0,
-    mvs: core.VerdictList | None = None,
+    adv: dict[tuple[str, int], cell_advice.CellAdvice] | None = None,
 ) -> list[V.Recommendation]:
     """A recommendation per group (workload class x band, or band), decided on the verdicts outside
     the cells flagged as anomalies (``reasons``); each names the full configs to deploy (``picks``;
-    ``mvs``: :func:`build_groups.member_verdicts`)."""
+    ``adv``: the cell advice, :func:`specsweep.analysis.advice.cell_advice`)."""
     vs2 = core.VerdictList(vs).without(set(reasons))
     out = []
     decisions = (
@@ -52,11 +53,29 @@ def recommendations(
                 alternatives=d.alternatives, expected_gain=d.expected_gain if d.config else None,
                 ci_low=d.ci_low if d.config else None, ci_high=d.ci_high if d.config else None,
                 confidence=d.confidence, basis=d.basis, n_cells=n, wins=d.wins, losses=d.losses, ties=d.ties,  # type: ignore[arg-type]
-                picks=groups.picks(t, d, mvs),
+                picks=groups.picks(t, d, adv), decided_on=_decided_on(vs2, d, adv),
                 set_aside=g.set_aside, note=note, extra=g.extra,
             )
         )  # fmt: skip
     return out
+
+
+def _decided_on(
+    vs: list[core.PairVerdict],
+    d: recommend.GroupDecision,
+    adv: dict[tuple[str, int], cell_advice.CellAdvice] | None,
+) -> V.AdviceBasis | None:
+    """The basis of a recommendation as its verdicts were decided: the group's verdicts between its
+    leader and runner-up and, per counted cell, those the cell advice read (a method's own configs)."""
+    read = []
+    lead = d.config or (d.alternatives[0] if d.alternatives else None)
+    for s, c in groups.counted(d):
+        if lead is not None and (v := core.find_verdict(vs, s, c, lead, d.runner_up or "")) is not None:
+            read.append(v)
+        if adv and (a := adv.get((s, c))) is not None:
+            read.extend(a.verdicts)
+    b = cell_advice.Basis.of(read)
+    return V.AdviceBasis(**b.__dict__) if b is not None else None
 
 
 def checks(
@@ -95,7 +114,7 @@ def checks(
 def next_steps(
     t: core.Table, view_parts: dict[str, Any], noise: core.Noise, prov: V.Provenance
 ) -> list[V.Msg]:
-    steps: list[V.Msg] = headline.steps(view_parts["recs"], t.scenarios())
+    steps: list[V.Msg] = headline.steps(view_parts["recs"], view_parts["advice"], t.scenarios())
     if t.kind == "compare" and view_parts["compare"] is not None:
         cs: V.CompareSummary = view_parts["compare"]
         best = max(cs.win_counts, key=lambda k: cs.win_counts[k])

@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from specsweep.analysis import advice as cell_advice
 from specsweep.analysis import anomalies as an
 from specsweep.analysis import core, outcomes, recommend
 from specsweep.report import build_groups as groups
@@ -105,7 +106,7 @@ def class_best(
     vs: list[core.PairVerdict],
     reasons: dict[tuple[str, int], str],
     min_effect: float = 0.0,
-    mvs: core.VerdictList | None = None,
+    adv: dict[tuple[str, int], cell_advice.CellAdvice] | None = None,
 ) -> list[V.ClassBest]:
     vs2 = core.VerdictList(vs).without(set(reasons))
     out = []
@@ -146,7 +147,7 @@ def class_best(
         out.append(
             V.ClassBest(workload_class=d.workload_class or "other", scenarios=scen, config=best, wins=d.wins,
                         losses=d.losses, ties=d.ties, mean_gain=d.expected_gain if best else None, reason=msg,
-                        extra=g.extra, set_aside=g.set_aside, picks=groups.picks(t, d, mvs))
+                        extra=g.extra, set_aside=g.set_aside, picks=groups.picks(t, d, adv))
         )  # fmt: skip
     order = ["chat", "generation", "decode_heavy", "rag", "long_context", "other"]
     out.sort(key=lambda cb: order.index(cb.workload_class) if cb.workload_class in order else 99)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from specsweep.analysis import core, outcomes, recommend, verdicts
+from specsweep.analysis import advice, core, outcomes, recommend, verdicts
 from specsweep.analysis.anomalies import AnomalyData
 from specsweep.report import view as V
 
@@ -131,51 +131,64 @@ def member_verdicts(t: core.Table, noise: core.Noise) -> core.VerdictList:
     return out
 
 
-def _even_with(
-    t: core.Table, col: str, lab: str, cells: list[list[str | int]], mvs: core.VerdictList
-) -> list[str]:
-    """The column's other configs that are even with ``lab`` (a tie) in every one of ``cells``."""
-    out = []
-    members = next((c.members for c in t.columns if c.label == col), [])
-    for other in members:
-        if other == lab:
-            continue
-        vs = [core.find_verdict(mvs, str(s), int(c), lab, other) for s, c in cells]
-        if vs and all(v is not None and v.verdict == "tie" for v in vs):
-            out.append(other)
-    return out
+def _advised(t: core.Table, col: str, a: advice.CellAdvice) -> tuple[str, list[str], str, bool] | None:
+    """What the cell advice ``a`` says of column ``col``: (config named, the configs even or undecided
+    with it, state, band pick); None when ``col`` is not advised there (another config beats it).
+    Compare: the method's configs the advice keeps (one, or an even or undecided set); sweep: the
+    column's config, covering the cell by a tie when the advice leaves others with it (a band pick)."""
+    if col not in a.columns:
+        return None
+    if t.kind == "compare":
+        members = next((c.members for c in t.columns if c.label == col), [col])
+        mine = [x for x in a.configs if x in members] or [col]
+        return mine[0], mine[1:], advice.set_state(mine, a.verdicts), False
+    others = [x for x in a.configs if x != col]
+    return col, others, a.state if others else "pick", bool(others)
 
 
-def picks(t: core.Table, d: recommend.GroupDecision, mvs: core.VerdictList | None = None) -> list[V.Pick]:
-    """The full configs behind a recommended column in the group's counted cells (compare: the
-    method's best config per cell; a sweep column is one config), most cells first, each with the
-    engine flags that deploy it and (compare, ``mvs`` from :func:`member_verdicts`) the method's
-    configs even with it in all its cells."""
+def picks(
+    t: core.Table, d: recommend.GroupDecision, adv: dict[Point, advice.CellAdvice] | None = None
+) -> list[V.Pick]:
+    """The full configs behind a recommended column in the group's counted cells, read from the cell
+    advice (:mod:`specsweep.analysis.advice`, ``adv``): compare, the method's configs the verdicts
+    advise there (one, or the set they leave even or undecided); sweep, the column's config, naming
+    the cells it covers by a tie. Most cells first, each with the engine flags that deploy it."""
     if d.config is None:
         return []
-    by: dict[str, list[list[str | int]]] = {}
+    adv = adv or {}
+    by: dict[tuple[str, tuple[str, ...], str, bool], list[advice.CellAdvice | None]] = {}
+    cells: dict[tuple[str, tuple[str, ...], str, bool], list[list[str | int]]] = {}
     for s, c in counted(d):
-        e = t.entry(d.config, s, c)
-        lab = e.picked if e is not None and e.picked else d.config
-        by.setdefault(lab, []).append([s, c])
+        a = adv.get((s, c))
+        if a is None:
+            e = t.entry(d.config, s, c)
+            key: tuple[str, tuple[str, ...], str, bool] = (
+                e.picked if e is not None and e.picked else d.config,
+                (),
+                "pick",
+                False,
+            )
+        else:
+            got = _advised(t, d.config, a)
+            if got is None:
+                continue
+            key = (got[0], tuple(got[1]), got[2], got[3])
+        by.setdefault(key, []).append(a)
+        cells.setdefault(key, []).append([s, c])
     out = []
-    for lab, cells in sorted(by.items(), key=lambda kv: -len(kv[1])):
+    for key, cs in sorted(cells.items(), key=lambda kv: (kv[0][2] != "pick", -len(kv[1]))):
+        lab, even, state, band = key
+        more = [a.more_runs for a in by[key] if a is not None and a.more_runs is not None]
+        gaps = [a.gap for a in by[key] if a is not None and a.gap is not None]
+        extra: dict[str, Any] = {"even_with": list(even), "state": state, "band_pick": band,
+                                 "more_runs": max(more) if more and state == "undecided" else None,
+                                 "gap": max(gaps) if gaps and state == "undecided" else None}  # fmt: skip
         meta = t.dataset.configs.get(lab)
-        even = _even_with(t, d.config, lab, cells, mvs) if mvs else []
         if meta is None:
-            out.append(V.Pick(config=lab, method="", cells=cells, even_with=even))
+            out.append(V.Pick(config=lab, method="", cells=cs, **extra))
             continue
         engine = recommend.engine_of(meta.backend or "")
         f = recommend.engine_flags(meta.method, meta.params, meta.argv or None, engine=engine)
-        params: dict[str, Any] = dict(meta.params)
-        out.append(
-            V.Pick(
-                config=lab,
-                method=meta.method,
-                params=params,
-                cells=cells,
-                flags=V.EngineFlags(**f),
-                even_with=even,
-            )
-        )
+        out.append(V.Pick(config=lab, method=meta.method, params=dict(meta.params), cells=cs,
+                          flags=V.EngineFlags(**f), **extra))  # fmt: skip
     return out

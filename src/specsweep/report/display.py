@@ -24,7 +24,7 @@ from specsweep.report.view import (
 )
 
 __all__ = [
-    "aside_text", "counted", "deployed_flags", "recommended_text", "sentences", "value_text", "winner_text",
+    "advice_text", "aside_text", "basis_text", "counted", "deployed_flags", "recommended_text", "sentences", "value_text", "winner_text",
 ]  # fmt: skip
 
 
@@ -103,11 +103,40 @@ def recommended_text(view: ReportView, r: Recommendation | ClassBest, lang: str)
         return f"**{r.config}**"
     parts = []
     for p in r.picks:
-        notes = [cells_text(p.cells, view.scenarios)] if len(r.picks) > 1 else []
+        where = cells_text(p.cells, view.scenarios)
+        notes = [where] if len(r.picks) > 1 and not p.band_pick else []
+        others = ", ".join(f"`{x}`" for x in p.even_with)
+        if p.band_pick:  # the band's config, covering these cells by a tie
+            notes.append(label("pick.band_tie", lang, cells=where))
         if p.even_with:
-            notes.append(label("pick.even_with", lang, configs=", ".join(f"`{x}`" for x in p.even_with)))
+            key = "pick.even_with" if p.state == "even" else "pick.undecided_with"
+            notes.append(label(key, lang, configs=others))
+        if p.even_with and not p.band_pick:  # a set inside the method: no one config is named
+            who = " / ".join(f"**{x}**" for x in [p.config, *p.even_with])
+            parts.append(f"{who} ({'; '.join([*notes[:-1], label(f'advice.{p.state}', lang)])})")
+            continue
         parts.append(f"**{p.config}**" + (f" ({'; '.join(notes)})" if notes else ""))
     return "; ".join(parts)
+
+
+def basis_text(r: Recommendation, lang: str) -> str:
+    """What a recommendation rests on, as its verdicts were decided: runs a side, measured or assumed
+    noise and the deciding look; the verdict basis's label when no cell advice was read."""
+    b = r.decided_on
+    if b is None:
+        from specsweep.report.verdict_notes import rests_on
+
+        return label(rests_on(r.basis), lang)
+    runs = str(b.runs_low) if b.runs_low == b.runs_high else f"{b.runs_low}-{b.runs_high}"
+    key = "rests.basis_single" if b.runs_high == 1 else "rests.basis_looks" if b.looks > 1 else "rests.basis"
+    return label(key, lang, runs=runs, noise=label(f"noise_kind.{b.noise}", lang), looks=b.looks)
+
+
+def advice_text(configs: Sequence[str], state: str, lang: str) -> str:
+    """The cell advice in a table cell: the one config, or the even or undecided set and which it is;
+    Markdown code marks (the HTML report turns them into tags)."""
+    who = " / ".join(f"`{c}`" for c in configs)
+    return who if state == "pick" else f"{who} ({label(f'advice.{state}', lang)})"
 
 
 def deployed_flags(view: ReportView) -> dict[str, EngineFlags]:

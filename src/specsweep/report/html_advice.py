@@ -4,12 +4,11 @@ recommendations with engine flags, domain checks, next steps, method notes and t
 from __future__ import annotations
 
 from specsweep.report import i18n
-from specsweep.report.display import deployed_flags, recommended_text
+from specsweep.report.display import advice_text, basis_text, deployed_flags, recommended_text
 from specsweep.report.domains_render import domains_html
 from specsweep.report.html_kit import HtmlPage, esc, md_inline
 from specsweep.report.i18n import fmt_pct, label
 from specsweep.report.i18n_html import hl
-from specsweep.report.verdict_notes import rests_on
 from specsweep.report.view import EngineFlags, band_range, level_text
 
 
@@ -90,6 +89,7 @@ def recommendations(page: HtmlPage) -> str:
     parts = []
     if v.recommendations:
         rows = []
+        alts = any(r.alternatives for r in v.recommendations)  # a column empty in every row goes
         for r in v.recommendations:
             gain = page.pct(r.expected_gain, True)
             if r.ci_low is not None and r.ci_high is not None:
@@ -103,12 +103,12 @@ def recommendations(page: HtmlPage) -> str:
                         num=False,
                     ),
                     page.td(md_inline(esc(recommended_text(v, r, page.lang)))),
-                    page.td(esc(", ".join(r.alternatives))),  # full configs, as the row names them
+                    *([page.td(esc(", ".join(r.alternatives)))] if alts else []),  # as the row names them
                     page.td(esc(gain), sort=r.expected_gain, num=True),
                     page.td(
                         page.shared_label(f"confidence.{r.confidence}")
                         + " ("
-                        + page.shared_label(rests_on(r.basis))
+                        + esc(basis_text(r, page.lang))
                         + ")",
                         title=r.basis,
                     ),
@@ -120,7 +120,7 @@ def recommendations(page: HtmlPage) -> str:
             (page.shared_label("col.workload"), False),
             (page.shared_label("col.concurrency_range"), True),
             (page.shared_label("col.recommended"), False),
-            (page.html_string("col.alternatives"), False),
+            *([(page.html_string("col.alternatives"), False)] if alts else []),
             (page.shared_label("col.expected_gain"), True),
             (page.shared_label("col.confidence"), False),
             (page.html_string("col.cells"), True),
@@ -136,7 +136,9 @@ def recommendations(page: HtmlPage) -> str:
                 page.td(esc(page.class_label(s.scope) if i18n.has_label(f"class.{s.scope}") else s.scope)),
                 page.td(esc(band_range(s.c_low, s.c_high)), sort=s.c_low, num=True),
                 page.td(
-                    f"<strong>{esc(s.config)}</strong>" if s.config else page.shared_label("verdict.tie")
+                    md_inline(esc(advice_text(s.configs, s.state, page.lang)))
+                    if s.configs
+                    else page.shared_label("verdict.tie")
                 ),
             ]
             for s in v.schedule

@@ -73,6 +73,10 @@ def header(page: HtmlPage) -> str:
     items.append((page.shared_label("prov.noise"), esc(noise)))
     if v.noise.rule is not None:
         items.append((page.shared_label("prov.verdicts"), esc(i18n.text(v.noise.rule, page.lang))))
+    if v.noise.rule_within is not None:
+        items.append(
+            (page.shared_label("prov.verdicts_within"), esc(i18n.text(v.noise.rule_within, page.lang)))
+        )
     ties = [i18n.text(m, page.lang) for m in (v.noise.ties_min, v.noise.ties) if m is not None]
     if ties:
         items.append((page.shared_label("prov.ties"), esc(("" if page.lang == "zh" else " ").join(ties))))

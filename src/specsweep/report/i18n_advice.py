@@ -147,21 +147,29 @@ _t(
     "在 {cells} 部署 `{config}`（引擎参数见“引擎参数”一节）。",
 )
 _t(
-    "next.deploy_even",
-    'Deploy `{config}` for {cells} (its engine flags are under "Engine flags"); {even} is even with it there, '
-    "so either will do.",
-    "在 {cells} 部署 `{config}`（引擎参数见“引擎参数”一节）；这些点上 {even} 与它持平，两者皆可。",
+    "next.default_tie",
+    "Serve `{config}` by default: every load class recommends it ({rows} of {rows}); it is the one config the "
+    "verdicts pick in {wins} of the {n} cells and covers the others by a tie ({cells}: even with or undecided "
+    "against {others} there).",
+    "默认使用 `{config}`：所有负载类别（{rows} 个）都推荐它；{n} 个点中有 {wins} 个判定为唯一胜者，其余点以持平覆盖"
+    "（{cells}：与 {others} 持平或未判定）。",
 )
 _t(
-    "next.default_even",
-    "{even} is even with `{config}` in every cell counted: either will do (the method's sweep report, "
-    "`--kind sweep`, shows where its parameters matter).",
-    "在所有计入的点上 {even} 与 `{config}` 持平：两者皆可（该方法的 sweep 报告 `--kind sweep` 显示其参数在哪些点有影响）。",
+    "next.either",
+    "{configs} for {cells}: shown even there, so either will do.",
+    "{cells}：{configs} 经判定持平，任选其一即可。",
 )
 _t(
-    "next.deploy_rest",
-    "{k} of the {n} load classes have no clear leader: see the recommendations.",
-    "{n} 个负载类别中有 {k} 个没有明确领先的配置：见推荐表。",
+    "next.undecided",
+    "{configs} for {cells}: undecided (no verdict picks one); about {more} more runs a side would decide a gap "
+    "of {gap:.1%}.",
+    "{cells}：{configs} 未判定（没有判定选出其一）；每边再运行约 {more} 次可判定 {gap:.1%} 的差距。",
+)
+_t(
+    "next.undecided_many",
+    "{configs} for {cells}: undecided (no verdict picks one); a gap of {gap:.1%} is more than these runs' noise "
+    "lets a few more runs decide.",
+    "{cells}：{configs} 未判定（没有判定选出其一）；以本次运行的噪声，再多运行几次也无法判定 {gap:.1%} 的差距。",
 )
 
 # ---- the verdicts' ties note (report.verdict_notes) --------------------------------------------

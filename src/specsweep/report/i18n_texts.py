@@ -180,10 +180,10 @@ _t(
     "compare.no_cells",
     "**Conclusion: nothing to compare - {methods} share no (scenario, concurrency) cell. Their results "
     "were recorded under different scenario names (imported files name the scenario after their tag): "
-    "re-import them with the same `--scenario NAME` (`specsweep import ... --scenario chat`) so the same "
+    "re-import them with the same `--scenario NAME` (`specsweep import sglang FILE --label LABEL --method METHOD --scenario chat -o RESULTS_DIR`) so the same "
     "workload lands in the same cell.**",
     "**结论：无可对比——{methods} 没有共同的（场景，并发）测试点。它们的结果记录在不同的场景名下（导入的文件以其 "
-    "tag 作为场景名）：请用相同的 `--scenario NAME` 重新导入（`specsweep import ... --scenario chat`），使同一负载"
+    "tag 作为场景名）：请用相同的 `--scenario NAME` 重新导入（`specsweep import sglang FILE --label LABEL --method METHOD --scenario chat -o RESULTS_DIR`），使同一负载"
     "落在同一测试点。**",
 )
 _t(
@@ -245,10 +245,10 @@ _t(
 _t(
     "check.below_block_size",
     "{config}: k={k} is below {method}'s draft block of {block} tokens - each pass drafts {block} and discards "
-    "{discarded}; some builds are not lossless below the block size: run `specsweep check-lossless` against "
-    "a server without speculation.",
+    "{discarded}; some builds are not lossless below the block size: run `specsweep check-lossless --base-url "
+    "URL_A --base-url URL_B` against a server without speculation.",
     "{config}：k={k} 小于 {method} 的 draft block（{block} 个 token），每次起草 {block} 个、丢弃 {discarded} 个；"
-    "部分版本在小于 block 时并非无损：请用 `specsweep check-lossless` 与不开投机的服务对比输出。",
+    "部分版本在小于 block 时并非无损：请用 `specsweep check-lossless --base-url URL_A --base-url URL_B` 与不开投机的服务对比输出。",
 )
 _t(
     "check.random_ids",
@@ -279,8 +279,10 @@ _t(
 
 _t(
     "next.rerun_outliers",
-    "Re-run {cells} with repeats (--repeats 3) to confirm or discard the outliers.",
-    "用重复运行（--repeats 3）重跑 {cells}，确认或排除 outlier。",
+    "Re-run {cells} with repeats to confirm or discard the outliers: set `repeats: 3` (or an `adaptive:` "
+    "section) in the experiment file and run `specsweep run EXPERIMENT.yaml`.",
+    "用重复运行重跑 {cells}，确认或排除 outlier：在实验文件中设置 `repeats: 3`（或 `adaptive:` 一节），"
+    "然后运行 `specsweep run EXPERIMENT.yaml`。",
 )
 _t(
     "next.prefix_cache",

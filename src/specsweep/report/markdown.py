@@ -7,7 +7,9 @@ from typing import Any
 from specsweep.report import i18n
 from specsweep.report.design_render import design_markdown, design_summary_md
 from specsweep.report.display import (
+    advice_text,
     aside_text,
+    basis_text,
     counted,
     deployed_flags,
     recommended_text,
@@ -18,7 +20,7 @@ from specsweep.report.display import (
 from specsweep.report.domains_render import domains_markdown
 from specsweep.report.i18n import fmt_num, fmt_pct, label, text
 from specsweep.report.md_escape import escaped_view
-from specsweep.report.verdict_notes import picked_configs, rests_on
+from specsweep.report.verdict_notes import picked_configs
 from specsweep.report.view import Msg, ReportView, band_range, level_text
 
 
@@ -94,6 +96,8 @@ def _provenance_common(view: ReportView, lang: str, sep: str) -> list[str]:
         out.append(f"- {L('prov.noise')}{sep}{line}")
     if view.noise.rule is not None:
         out.append(f"- {L('prov.verdicts')}{sep}{text(view.noise.rule, lang)}")
+    if view.noise.rule_within is not None:
+        out.append(f"- {L('prov.verdicts_within')}{sep}{text(view.noise.rule_within, lang)}")
     ties = [text(m, lang) for m in (view.noise.ties_min, view.noise.ties) if m is not None]
     if ties:
         out.append(f"- {L('prov.ties')}{sep}{('' if lang == 'zh' else ' ').join(ties)}")
@@ -174,7 +178,7 @@ def recommendation_table(view: ReportView, lang: str) -> list[str]:
             gain = label("value.none", lang)
         else:
             gain = f"{fmt_pct(r.expected_gain, 1, lang)} [{fmt_pct(r.ci_low, 1, lang)}, {fmt_pct(r.ci_high, 1, lang)}]"
-        conf = f"{label(f'confidence.{r.confidence}', lang)} ({label(rests_on(r.basis), lang)})"
+        conf = f"{label(f'confidence.{r.confidence}', lang)} ({basis_text(r, lang)})"
         rows.append([wl, rec, gain, conf, sentences(r.note, r.extra, r.set_aside, r.n_cells, lang)])
     return _table(head, rows, left=len(head))
 
@@ -334,7 +338,7 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
             [
                 s.scope,
                 band_range(s.c_low, s.c_high),
-                f"`{s.config}`" if s.config else L("verdict.tie"),
+                advice_text(s.configs, s.state, lang) if s.configs else L("verdict.tie"),
             ]
             for s in view.schedule
         ]

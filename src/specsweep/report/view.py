@@ -46,6 +46,8 @@ from pydantic import Field
 
 from specsweep.report.design_view import DesignView
 from specsweep.report.domains import DomainRow, DomainsView
+from specsweep.report.view_advice import AdviceBasis as AdviceBasis
+from specsweep.report.view_advice import CellAdvice as CellAdvice
 from specsweep.report.view_advice import ClassBest as ClassBest
 from specsweep.report.view_advice import CompareSummary as CompareSummary
 from specsweep.report.view_advice import DomainCheck as DomainCheck
@@ -229,6 +231,7 @@ class NoiseInfo(_Frozen):
     sigma: float = 0.10  # one run's run-to-run noise sd (log) single-run verdicts rest on
     sigma_measured: bool = False  # False: assumed, not measured
     rule: Msg | None = None  # how verdicts were decided: test, level, multiplicity adjustment, runs
+    rule_within: Msg | None = None  # compare: how each method's own configs were decided against each other
     ties: Msg | None = None  # for ties: the detectable difference and the runs a target would take
     ties_min: Msg | None = None  # ties only because the gap is under --min-effect
 
@@ -316,6 +319,7 @@ class ReportView(_Frozen):
     crossovers: list[Crossover] = Field(default_factory=list)
     recommendations: list[Recommendation] = Field(default_factory=list)
     schedule: list[ScheduleEntry] = Field(default_factory=list)
+    advice: list[CellAdvice] = Field(default_factory=list)  # per cell: what the verdicts advise
     checks: list[DomainCheck] = Field(default_factory=list)
     compare: CompareSummary | None = None
     next_steps: list[Msg] = Field(default_factory=list)
@@ -376,10 +380,25 @@ class ReportView(_Frozen):
             even = (self.short(v.a), self.short(v.b)) if len(self.configs) > 2 else ()
             return WinnerName("tie", even)
         if self.kind == "compare":
+            mine = self.advised(row.scenario, row.concurrency, row.winner)
+            if mine:  # the cell advice: the method's one config, or the set it leaves even or undecided
+                return WinnerName("config", (" / ".join(mine),))
             cell = self.cell(row.scenario, row.concurrency, row.winner)
             if cell is not None and cell.picked:
                 return WinnerName("config", (cell.picked,))
         return WinnerName("config", (self.short(row.winner),))
+
+    def cell_advice(self, scenario: str, concurrency: int) -> CellAdvice | None:
+        return next((a for a in self.advice if a.scenario == scenario and a.concurrency == concurrency), None)
+
+    def advised(self, scenario: str, concurrency: int, column: str) -> list[str]:
+        """The configs of ``column`` the cell advice keeps in the cell (compare: the method's one config,
+        or the set its verdicts leave even or undecided); [] when it advises none of them."""
+        a = self.cell_advice(scenario, concurrency)
+        if a is None or column not in a.columns:
+            return []
+        members = next((c.members for c in self.configs if c.label == column), []) or [column]
+        return [x for x in a.configs if x in members]
 
     def points(self) -> list[tuple[str, int]]:
         """(scenario, concurrency) pairs in table order (scenario, then concurrency)."""

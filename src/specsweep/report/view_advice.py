@@ -17,6 +17,15 @@ class EngineFlags(Frozen):
     measured: str | None = None  # the argv the measured server was launched with, when known
 
 
+class AdviceBasis(Frozen):
+    """What a piece of advice rests on, as its verdicts were decided (analysis.advice.Basis)."""
+
+    looks: int
+    runs_low: int  # runs a side: fewest and most over the verdicts read
+    runs_high: int
+    noise: Literal["measured", "assumed", "mixed"]
+
+
 class Pick(Frozen):
     """A full config to deploy (method + parameters: ``config`` is its label, e.g. "DSpark(st=5)"),
     the cells of a recommendation where it is the one (compare: the method's best config there), and
@@ -29,7 +38,11 @@ class Pick(Frozen):
     flags: EngineFlags | None = None
     even_with: list[str] = Field(
         default_factory=list
-    )  # the method's configs tied with it in every one of its cells
+    )  # the configs the cell advice leaves even or undecided with it in ``cells``
+    state: Literal["pick", "even", "undecided"] = "pick"  # the cell advice of ``cells`` (analysis.advice)
+    band_pick: bool = False  # the band's config, covering ``cells`` by a tie (even or undecided there)
+    more_runs: int | None = None  # undecided: about this many more runs a side would decide ``gap``
+    gap: Number = None
 
 
 class SetAside(Frozen):
@@ -83,17 +96,38 @@ class Recommendation(Frozen):
     ties: int = 0
     picks: list[Pick] = Field(default_factory=list)  # the full configs to deploy, per cell, with flags
     set_aside: list[SetAside] = Field(default_factory=list)
+    decided_on: AdviceBasis | None = None  # the basis of every verdict it was read from, cell advice included
     note: Msg
     extra: list[Msg] = Field(default_factory=list)  # who trails, cells set aside
 
 
+class CellAdvice(Frozen):
+    """The one source of advice for a cell (:mod:`specsweep.analysis.advice`): the full configs the
+    decided verdicts advise there - one (``pick``), or several left ``even`` or ``undecided`` - the
+    columns no other beats, the basis, and for an undecided set the runs that would decide it."""
+
+    scenario: str
+    concurrency: int
+    columns: list[str]
+    configs: list[str]
+    state: Literal["pick", "even", "undecided"]
+    basis: AdviceBasis | None = None
+    more_runs: int | None = None
+    gap: Number = None
+
+
 class ScheduleEntry(Frozen):
-    """Per-concurrency schedule: below/at ``c_high`` (and above ``c_low``) run ``config``."""
+    """Per-concurrency schedule: below/at ``c_high`` (and above ``c_low``) the cell advice ``configs``
+    (one: run it; several: ``state`` says whether they are even or undecided)."""
 
     scope: str  # scenario name or workload class
     c_low: int
     c_high: int | None
-    config: str | None
+    config: str | None  # the one config advised, else None
+    configs: list[str] = Field(default_factory=list)
+    state: Literal["pick", "even", "undecided"] = "pick"
+    more_runs: int | None = None  # undecided: the most that any of its cells needs
+    gap: Number = None
 
 
 class DomainCheck(Frozen):
