@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from specsweep import launch_noise
 from specsweep.adaptive.observe import settings_of
 from specsweep.adaptive.types import DesignSettings
 from specsweep.analysis.data import Dataset
-from specsweep import launch_noise
 from specsweep.stats_launch import ASSUMED
 from specsweep.stats_noise import Drift, NoiseModel, Outlier
 from specsweep.stats_seq import Runs
