@@ -63,6 +63,8 @@ class PairTest:
     launch_var: float = 0.0  # the part of se^2 from the configs' launch levels (stats_launch)
     session_var: float = 0.0  # the between-session allowance: the configs were measured in unlinked sessions
     shared_df: float = math.inf  # degrees of freedom of shared_var (the launch noise's, in launches)
+    launch_sd: float = 0.0  # the launch noise (sd of one launch's level, log) the test used
+    launch_source: str = ""  # measured | measured+calibrated | calibrated | assumed ("": not modelled)
 
     @property
     def unanchored(self) -> bool:
@@ -187,7 +189,8 @@ def compare(
             null = None
     return PairTest(d, math.sqrt(se2), df, method, ga.n, gb.n, sa, sb, na_ is not None, nb_ is not None,
                     null, blur, blur_df, unaligned is not None, drift_var + lv + sv, lv, sv,
-                    _shared_df(drift_var, model.drift_df, lv, ldf))  # fmt: skip
+                    _shared_df(drift_var, model.drift_df, lv, ldf),
+                    model.launch.tau if model.launch else 0.0, model.launch.source if model.launch else "")  # fmt: skip
 
 
 def _run_var(model: NoiseModel, config: str, g: GroupEst) -> tuple[float, float]:

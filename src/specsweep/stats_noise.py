@@ -318,7 +318,7 @@ def fit(
         m = g == i
         xb = x[m].mean(axis=0) * mask if x.shape[1] else np.zeros(0)
         mean = float(yv[m].mean() - (xb @ beta if x.shape[1] else 0.0))
-        share = launch_share([launches[j] for j in np.flatnonzero(m)]) if launches is not None else 0.0
+        share = launch_share([launches[int(j)] for j in np.flatnonzero(m)]) if launches is not None else 0.0
         ests[k] = GroupEst(
             mean, int(ng[i]), xb, frozenset(dom[m].tolist()), share, frozenset(ses[m].tolist())
         )

@@ -25,7 +25,7 @@ from specsweep import launch_noise
 from specsweep.adaptive.observe import settings_of
 from specsweep.adaptive.types import DesignSettings
 from specsweep.analysis.data import Dataset
-from specsweep.stats_launch import ASSUMED
+from specsweep.stats_launch import ASSUMED, LaunchFit
 from specsweep.stats_noise import Drift, NoiseModel, Outlier
 from specsweep.stats_seq import Runs
 
@@ -150,7 +150,7 @@ def session_ids(rows: list[_Row]) -> tuple[str, ...]:
     out = [""] * len(rows)
     for d in {x[3] for x in rows}:
         idx = [i for i, x in enumerate(rows) if x[3] == d]
-        timed = sorted((rows[i][4], i) for i in idx if rows[i][4] is not None)
+        timed = sorted((t, i) for i in idx if (t := rows[i][4]) is not None)
         part, prev = 0, None
         which: dict[int, int] = {}
         for t, i in timed:
@@ -192,6 +192,9 @@ class Findings:
     outliers: tuple[Outlier, ...]
     heterogeneous: tuple[str, ...] = ()
     tails: bool = False
+    launch: LaunchFit | None = None  # the launch noise the verdicts used (stats_launch)
+    refused: tuple[Drift, ...] = ()  # drifts refused as absurd for the data (stats_noise.Drift.refused)
+    sessions: int = 1  # sessions in the data (run dirs; a resume more than SESSION_GAP_S later)
 
 
 def findings(ds: Dataset, metric: str, higher_is_better: bool) -> Findings:
@@ -210,4 +213,5 @@ def findings(ds: Dataset, metric: str, higher_is_better: bool) -> Findings:
     )
     het = tuple(c for c, n in sorted(m.configs.items()) if n.heterogeneous)
     tails = bool(m.outliers) or m.kurtosis >= TAILS_KURTOSIS
-    return Findings(noise, m.drift, mr.order_kinds, blocked, unaligned, m.outliers, het, tails)
+    return Findings(noise, m.drift, mr.order_kinds, blocked, unaligned, m.outliers, het, tails, m.launch,
+                    m.refused, len(set(runs.sessions)) or 1)  # fmt: skip
