@@ -24,7 +24,7 @@ from functools import cached_property
 import numpy as np
 
 from specsweep.stats import DEFAULT_RUN_NOISE, critical_value
-from specsweep.stats_noise import Group, NoiseModel
+from specsweep.stats_noise import Group, GroupEst, NoiseModel
 
 MAX_RESIDUALS = 200  # residuals per side in the empirical reference (quantiles beyond that)
 
@@ -59,7 +59,18 @@ class PairTest:
     blur: float = 0.0
     blur_df: float = math.inf
     unaligned: bool = False  # the configs were measured in run orders with no common clock
-    shared_var: float = 0.0  # the part of se^2 from the drift estimate, common to every cell's test
+    shared_var: float = 0.0  # the part of se^2 every cell's test shares (drift estimate, launches, sessions)
+    launch_var: float = 0.0  # the part of se^2 from the configs' launch levels (stats_launch)
+    session_var: float = 0.0  # the between-session allowance: the configs were measured in unlinked sessions
+    shared_df: float = math.inf  # degrees of freedom of shared_var (the launch noise's, in launches)
+    launch_sd: float = 0.0  # the launch noise (sd of one launch's level, log) the test used
+    launch_source: str = ""  # measured | measured+calibrated | calibrated | assumed ("": not modelled)
+
+    @property
+    def unanchored(self) -> bool:
+        """The two configs were measured only in different sessions that no config links: a
+        difference between them cannot be told from a change of the host between the sessions."""
+        return self.session_var > 0
 
     @property
     def effect(self) -> float:
@@ -133,8 +144,8 @@ def compare(
     if ga is None or gb is None:
         return None
     na_, nb_ = model.noise(a[0]), model.noise(b[0])
-    va, dfa = na_.var_of(ga) if na_ else (assumed**2, math.inf)
-    vb, dfb = nb_.var_of(gb) if nb_ else (assumed**2, math.inf)
+    va, dfa = _run_var(model, a[0], ga) if na_ else (assumed**2, math.inf)
+    vb, dfb = _run_var(model, b[0], gb) if nb_ else (assumed**2, math.inf)
     sa, sb = math.sqrt(va), math.sqrt(vb)
     qa, qb = va / ga.n, vb / gb.n
     extra = 0.0
@@ -145,10 +156,12 @@ def compare(
     unaligned = _unaligned(model, ga.domains, gb.domains)
     if unaligned is not None:
         drift_var += unaligned
-    se2 = qa + qb + drift_var + extra
+    lv, sv, ldf = _launch_terms(model, ga, gb)
+    se2 = qa + qb + drift_var + extra + lv + sv
     # Welch-Satterthwaite over every estimated part: the drift's variance is estimated from the same
-    # residuals (its df), an assumed noise and an unaligned run order's allowance are not
-    parts = [(qa, dfa), (qb, dfb), (drift_var - (unaligned or 0.0), model.drift_df)]
+    # residuals (its df), the launch noise from the launches (its df); an assumed noise, an unaligned
+    # run order's allowance and the between-session allowance are not
+    parts = [(qa, dfa), (qb, dfb), (drift_var - (unaligned or 0.0), model.drift_df), (lv, ldf)]
     den = sum(q * q / df for q, df in parts if q > 0 and not math.isinf(df))
     df = se2**2 / den if den > 0 else math.inf
     df = min(df, tail_df(model.kurtosis, [(qa, ga.n), (qb, gb.n)] if na_ and nb_ else []))
@@ -162,7 +175,7 @@ def compare(
     )
     null, blur, blur_df = None, 0.0, math.inf
     if na_ and nb_ and min(ga.n, gb.n) == 1:
-        other = drift_var + extra
+        other = drift_var + extra + lv + sv
         if ga.n == 1 and gb.n == 1:
             # two single runs: the two configs' own A/A differences (e - e'), smoothed (Silverman)
             null = _compress(np.concatenate([na_.pair_diffs, nb_.pair_diffs]))
@@ -175,7 +188,45 @@ def compare(
         if null.size == 0:
             null = None
     return PairTest(d, math.sqrt(se2), df, method, ga.n, gb.n, sa, sb, na_ is not None, nb_ is not None,
-                    null, blur, blur_df, unaligned is not None, drift_var)  # fmt: skip
+                    null, blur, blur_df, unaligned is not None, drift_var + lv + sv, lv, sv,
+                    _shared_df(drift_var, model.drift_df, lv, ldf),
+                    model.launch.tau if model.launch else 0.0, model.launch.source if model.launch else "")  # fmt: skip
+
+
+def _run_var(model: NoiseModel, config: str, g: GroupEst) -> tuple[float, float]:
+    """(variance of one run, its df) of ``config``: within a launch when its launches were fitted
+    (stats_launch: the launch part is then added once per launch, not per run), else the pooled
+    noise. The within-launch df is cut by the noise's kurtosis like the pooled one's."""
+    n = model.noise(config)
+    assert n is not None
+    lf = model.launch
+    c = lf.configs.get(config) if lf is not None else None
+    if c is None or not c.converged or c.sigma_w <= 0 or c.df_w <= 0:
+        return n.var_of(g)
+    return c.sigma_w**2, c.df_w * 2.0 / (2.0 + model.kurtosis)
+
+
+def _launch_terms(model: NoiseModel, ga: GroupEst, gb: GroupEst) -> tuple[float, float, float]:
+    """(launch variance, between-session allowance, the launch variance's df) of a pair. The launch
+    part is tau^2 times each side's sum of (runs per launch / runs)^2. The allowance: where the two
+    groups share no session and no group links their sessions, the offset between the sessions is
+    unknown; it is allowed for as one more launch-sized level a side (at least the prior's)."""
+    lf = model.launch
+    if lf is None:
+        return 0.0, 0.0, math.inf
+    lv = lf.var * (ga.launch_share + gb.launch_share)
+    links = model.session_links
+    ca = {links.get(x, x) for x in ga.sessions}
+    cb = {links.get(x, x) for x in gb.sessions}
+    sv = 2.0 * max(lf.var, lf.prior.sd**2) if ca and cb and not (ca & cb) else 0.0
+    return lv, sv, lf.df
+
+
+def _shared_df(drift_var: float, drift_df: float, lv: float, ldf: float) -> float:
+    """Welch-Satterthwaite df of the shared part (drift estimate + launch levels)."""
+    tot = drift_var + lv
+    den = sum(q * q / d for q, d in ((drift_var, drift_df), (lv, ldf)) if q > 0 and not math.isinf(d))
+    return tot * tot / den if den > 0 else math.inf
 
 
 def tail_df(kurtosis: float, parts: list[tuple[float, int]]) -> float:

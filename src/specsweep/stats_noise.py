@@ -30,10 +30,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from specsweep.stats_launch import (
+    LaunchFit,
+    LaunchPrior,
+    fit_launches,
+    launch_share,
+    session_columns,
+    session_components,
+)
+
 OUTLIER_K = 4.5  # a run this many robust sd (MAD) off the rest of its group is flagged
 MAX_KURTOSIS = 30.0  # excess kurtosis estimates are clipped to [0, this]
 DRIFT_LEVEL = 0.01  # a drift is "found" (and a nonlinear one warned about) at this level
 MIN_DRIFT_GROUPS = 4  # a domain's drift is fitted only from at least this many groups with repeats
+MAX_DRIFT = math.log(1.3)  # a drift over the run larger than 30% is refused (Drift.refused)
+MAX_EXTRAPOLATION = 4.0  # a line drawn over more than 4x the run order its repeats span is refused
 
 Group = tuple[str, Hashable]  # (config label, cell)
 
@@ -73,6 +84,8 @@ class GroupEst:
     n: int
     xbar: np.ndarray  # mean of the group's drift columns (positions, round indicators)
     domains: frozenset[str]
+    launch_share: float = 0.0  # sum over its launches of (runs there / n)^2 (stats_launch)
+    sessions: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -91,10 +104,23 @@ class Drift:
     p: float
     rounds: bool  # round levels were fitted too
     nonlinear_p: float = 1.0
+    lever: float = 0.0  # the run-order distance the repeats span (twice the largest within-group offset)
 
     @property
     def found(self) -> bool:
-        return self.p <= DRIFT_LEVEL
+        return self.p <= DRIFT_LEVEL and not self.refused
+
+    @property
+    def refused(self) -> bool:
+        """A drift the data cannot support: a straight line whose repeats span less than
+        1/MAX_EXTRAPOLATION of the run order it would be drawn over (repeats back to back: the
+        slope of a few neighbouring runs, extrapolated over the whole run), or one larger than
+        MAX_DRIFT (log) over the run. Refused drifts are neither taken out nor reported as found;
+        the report says one was refused."""
+        if self.p > DRIFT_LEVEL:
+            return False
+        lin = not self.rounds and self.span > 0
+        return self.size > MAX_DRIFT or (lin and self.span > MAX_EXTRAPOLATION * max(self.lever, 1e-9))
 
     @property
     def unexplained(self) -> bool:
@@ -121,6 +147,9 @@ class NoiseModel:
     outliers: tuple[Outlier, ...] = ()
     domain_span: dict[str, float] = field(default_factory=dict)
     drift_df: float = math.inf  # degrees of freedom of the drift estimate's variance (the residual df)
+    launch: LaunchFit | None = None  # the launch noise (None: launches not modelled, the old rule)
+    session_links: dict[str, str] = field(default_factory=dict)  # session -> its connected component
+    refused: tuple[Drift, ...] = ()  # drifts found but refused as absurd (bounds: _refuse)
 
     def noise(self, config: str) -> ConfigNoise | None:
         c = self.configs.get(config)
@@ -205,11 +234,17 @@ def fit(
     rounds: Sequence[int] | np.ndarray | None = None,
     block_domains: frozenset[str] = frozenset(),
     diagnostics: bool = True,
+    launches: Sequence[Hashable] | None = None,
+    sessions: Sequence[str] | None = None,
+    launch_prior: LaunchPrior | None = None,
 ) -> NoiseModel:
     """The noise model of these runs (one entry per run; ``y`` = oriented log values). ``pos``: each
     run's position in its ``domain``'s run order (NaN: unknown, no drift is fitted for it);
     ``rounds``: its round, used as time blocks only in ``block_domains``. ``diagnostics``: also the
-    checks only the report's notes need (drift the model leaves, outlier runs)."""
+    checks only the report's notes need (drift the model leaves, outlier runs). ``launches``: each
+    run's server launch (stats_launch: the launch noise is then part of every comparison);
+    ``sessions``: each run's session (an offset per session is taken out where a group was measured
+    in two sessions; pairs in sessions no group links carry a between-session term)."""
     yv = np.asarray(y, dtype=float)
     n = yv.size
     cfg = np.asarray(list(configs), dtype=object)
@@ -219,6 +254,9 @@ def fit(
     dom = np.asarray(list(domain) if domain is not None else [""] * n, dtype=object)
     rnd = np.zeros(n, dtype=int) if rounds is None else np.asarray(rounds, dtype=int)
     x, names, span = _drift_columns(posv, dom, rnd, block_domains, ng[g] >= 2, g)
+    ses = np.asarray(list(sessions) if sessions is not None else [""] * n, dtype=object)
+    links = session_components(ses, g)
+    x, names = session_columns(x, names, ses)
     yt = _demean(yv, g, ng)
     xt = _demean(x, g, ng) if x.shape[1] else x
     keep = [j for j in range(xt.shape[1]) if float(np.dot(xt[:, j], xt[:, j])) > 1e-9]
@@ -263,22 +301,39 @@ def fit(
         het = diagnostics and _bartlett_p(e, g, mine, ng) <= HETERO_LEVEL
         out_cfg[c] = ConfigNoise(s, dfc, dfc * 2.0 / (2.0 + kurt), scaled[m], int(mine.size),
                                  _pair_diffs(e, g, mine), het)  # fmt: skip
-    drift = _drift_summary(
-        names, beta, v_beta, x, diagnostics, span, total_df - rank, e, g, posv, dom, cfg, sig2
-    )
+    dj = [j for j, nm in enumerate(names) if nm[1] != "session"]
+    drift = _drift_summary([names[j] for j in dj], beta[dj], v_beta[np.ix_(dj, dj)], x[:, dj], diagnostics,
+                           span, total_df - rank, e, g, posv, dom, cfg, sig2, xt[:, dj])  # fmt: skip
+    refused = tuple(d for d in drift if d.refused)
     # the drift is taken out where rounds are time blocks (interleaved, adaptive: cheap and robust) or
     # where it is found; elsewhere (blocked order, repeats back to back) its estimate is too unsure to
-    # correct with, and the report says the order cannot rule a drift out
+    # correct with, and the report says the order cannot rule a drift out. A refused drift (absurd for
+    # the data: _refuse) is never taken out. Session offsets always are (where a group links them).
     found = {d.domain for d in drift if d.found}
-    mask = np.array([1.0 if nm[0] in block_domains or nm[0] in found else 0.0 for nm in names])
+    no = {d.domain for d in refused}
+    mask = np.array([1.0 if nm[1] == "session" or ((nm[0] in block_domains or nm[0] in found) and nm[0] not in no)
+                     else 0.0 for nm in names])  # fmt: skip
     ests: dict[Group, GroupEst] = {}
     for i, k in enumerate(keys):
         m = g == i
         xb = x[m].mean(axis=0) * mask if x.shape[1] else np.zeros(0)
         mean = float(yv[m].mean() - (xb @ beta if x.shape[1] else 0.0))
-        ests[k] = GroupEst(mean, int(ng[i]), xb, frozenset(dom[m].tolist()))
+        share = launch_share([launches[int(j)] for j in np.flatnonzero(m)]) if launches is not None else 0.0
+        ests[k] = GroupEst(
+            mean, int(ng[i]), xb, frozenset(dom[m].tolist()), share, frozenset(ses[m].tolist())
+        )
     outl = _outliers(e, g, ng, keys, cfg, out_cfg) if diagnostics else ()
-    return NoiseModel(out_cfg, ests, beta, v_beta, drift, kurt, outl, span, max(total_df - rank, 1.0))
+    lf = None
+    if launches is not None:
+        # the launch fit, on the values less the linear drift and the session offsets the means take
+        # out; not less the round levels: a round level is the mean of that round's launch levels,
+        # and taking it out would hide 1/K of the launch noise of K configs from the fit
+        lmask = mask * np.array([0.0 if nm[1] == "round" else 1.0 for nm in names])
+        adj = yv - (x @ (beta * lmask) if x.shape[1] else 0.0)
+        lf = fit_launches(list(configs), list(cells), adj, list(launches), launch_prior)
+    drift = tuple(d for d in drift if not d.refused)
+    return NoiseModel(out_cfg, ests, beta, v_beta, drift, kurt, outl, span, max(total_df - rank, 1.0),
+                      lf, links, refused)  # fmt: skip
 
 
 MIN_BARTLETT_GROUPS = 3
@@ -339,6 +394,7 @@ def _drift_summary(
     dom: np.ndarray,
     cfg: np.ndarray,
     sig2: dict[str, float],
+    xt: np.ndarray | None = None,
 ) -> tuple[Drift, ...]:
     from scipy import stats as st
 
@@ -364,7 +420,10 @@ def _drift_summary(
         per_run = float(beta[lin]) if lin is not None else 0.0
         rounds = any(names[j][1] == "round" for j in js)
         nl = _variogram_p(resid, g, pos, m, cfg, sig2) if diagnostics else 1.0
-        out.append(Drift(d, per_run, se, span.get(d, 0.0), size, p, rounds, nl))
+        lever = (
+            2.0 * float(np.max(np.abs(xt[m, lin]))) if xt is not None and lin is not None and m.any() else 0.0
+        )
+        out.append(Drift(d, per_run, se, span.get(d, 0.0), size, p, rounds, nl, lever))
     return tuple(out)
 
 

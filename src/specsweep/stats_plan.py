@@ -78,26 +78,34 @@ def gain_interval(
     dfs: Sequence[float],
     shared: Sequence[float] | None = None,
     confidence: float = 0.95,
+    shared_dfs: Sequence[float] | None = None,
 ) -> tuple[float, float, float]:
     """(gain, low, high) as ratios - 1: the mean of the cells' log effects. With MIN_SPREAD_CELLS or
-    more cells, a t interval (k - 1 df) from their spread, which holds their own errors and their real
-    variation, plus ``shared`` (per cell, the standard error they have in common: the drift estimate's,
-    which moves every cell alike and so is not in the spread): the gain to expect over the band's
-    workloads. With fewer cells the spread cannot be estimated (a t with 1 df makes a two-cell band's
-    interval run from a loss to a ten-fold gain): the interval is for these cells' mean, from their own
-    errors (t, Welch-Satterthwaite df)."""
+    more cells, a t interval from their spread, which holds their own errors and their real
+    variation, plus ``shared`` (per cell, the standard error they have in common: the drift estimate's
+    and the configs' launch levels, which move every cell alike and so are not in the spread; its df
+    ``shared_dfs``, counted in launches), Welch-Satterthwaite over the two parts: the gain to expect
+    over the band's workloads. With fewer cells the spread cannot be estimated (a t with 1 df makes a
+    two-cell band's interval run from a loss to a ten-fold gain): the interval is for these cells'
+    mean, from their own errors (t, Welch-Satterthwaite df), the shared part counted once."""
     k = len(log_effects)
     if k == 0 or len(ses) != k or len(dfs) != k:
         raise ValueError("gain_interval needs one standard error and df per cell effect")
     mean = sum(log_effects) / k
     level = 1.0 - confidence
-    common = sum(s * s for s in shared) / k if shared else 0.0
+    sh = list(shared) if shared else [0.0] * k
+    common = sum(s * s for s in sh) / k
+    cdf = min(shared_dfs) if shared_dfs else math.inf
+    parts: list[tuple[float, float]] = [(common, cdf)]
     if k < MIN_SPREAD_CELLS:
-        own = [s * s / (k * k) for s in ses]  # each cell's part of the mean's variance (drift included)
-        var = sum(own)
-        den = sum(v * v / d for v, d in zip(own, dfs, strict=True) if not math.isinf(d) and d > 0)
-        hw = critical_value(level, var * var / den if den > 0 else math.inf) * math.sqrt(var)
+        # each cell's own part of the mean's variance (its shared part is counted once, in common)
+        parts += [(max(s * s - c * c, 0.0) / (k * k), d) for s, c, d in zip(ses, sh, dfs, strict=True)]
     else:
-        var = sum((x - mean) ** 2 for x in log_effects) / (k - 1) / k
-        hw = critical_value(level, k - 1) * math.sqrt(var + common)
+        parts.append((sum((x - mean) ** 2 for x in log_effects) / (k - 1) / k, float(k - 1)))
+    var = sum(v for v, _d in parts)
+    den = sum(v * v / d for v, d in parts if v > 0 and not math.isinf(d) and d > 0)
+    df = var * var / den if den > 0 else math.inf
+    if k >= MIN_SPREAD_CELLS:  # never more df than the spread's own: a known shared part cannot add them
+        df = min(df, float(k - 1))
+    hw = critical_value(level, df) * math.sqrt(var)
     return math.expm1(mean), math.expm1(max(mean - hw, -30.0)), math.expm1(min(mean + hw, 30.0))

@@ -31,6 +31,7 @@ import numpy as np
 
 from specsweep import stats
 from specsweep.stats_compare import PairTest, compare
+from specsweep.stats_launch import LaunchPrior
 from specsweep.stats_noise import NoiseModel, fit
 
 ASSUMED_SHARE = 0.1  # share of the level spent on the first pass (assumed noise: only large gaps)
@@ -70,17 +71,26 @@ class Runs:
     rounds: np.ndarray
     domains: tuple[str, ...] = ()  # one per run; empty: one domain, "run"
     block_domains: frozenset[str] = frozenset({"run"})
+    launches: tuple[str, ...] = ()  # one per run: its server launch (empty: launches not modelled)
+    sessions: tuple[str, ...] = ()  # one per run: its session (empty: one session)
+    launch_prior: LaunchPrior | None = None
 
     def upto(self, r: int) -> Runs:
         idx = np.flatnonzero(self.rounds <= r)
-        doms = tuple(self.domains[i] for i in idx) if self.domains else ()
+
+        def sub(t: tuple[str, ...]) -> tuple[str, ...]:
+            return tuple(t[i] for i in idx) if t else ()
+
         return Runs(tuple(self.configs[i] for i in idx), tuple(self.cells[i] for i in idx), self.y[idx],
-                    self.pos[idx], self.rounds[idx], doms, self.block_domains)  # fmt: skip
+                    self.pos[idx], self.rounds[idx], sub(self.domains), self.block_domains,
+                    sub(self.launches), sub(self.sessions), self.launch_prior)  # fmt: skip
 
     def model(self, diagnostics: bool = False) -> NoiseModel:
         doms = self.domains or ("run",) * self.y.size
         return fit(self.configs, self.cells, self.y, pos=self.pos, domain=doms, rounds=self.rounds,
-                   block_domains=self.block_domains, diagnostics=diagnostics)  # fmt: skip
+                   block_domains=self.block_domains, diagnostics=diagnostics,
+                   launches=self.launches or None, sessions=self.sessions or None,
+                   launch_prior=self.launch_prior)  # fmt: skip
 
 
 PairKey = tuple[Hashable, str, str]  # (cell, a, b)

@@ -16,6 +16,7 @@ from specsweep.analysis import recommend
 from specsweep.analysis.recommend import engine_flags
 from specsweep.errors import UsageError
 from specsweep.records import RequestRecord
+from specsweep.stats_launch import DEFAULT_LAUNCH_NOISE
 from specsweep.report import build_view, render
 from specsweep.report.view import Divergence, LosslessView
 from specsweep.report.view import ReportView as ReportViewT
@@ -339,12 +340,15 @@ def test_two_repeats_use_welch_t_on_logs(tmp_path: Path) -> None:
     v = build_view([tmp_path], "sweep")
     (ver,) = v.verdicts
     assert ver.basis == "repeats" and ver.method == "welch_t" and (ver.n_a, ver.n_b) == (2, 2)
-    # recomputed here: Welch's t on log values, two runs a side (Welch-Satterthwaite df), 95% interval
+    # recomputed here: Welch's t on log values, two runs a side (Welch-Satterthwaite df), 95% interval;
+    # each config ran in one launch (no run order recorded), so each side also carries the assumed
+    # launch noise (stats_launch.DEFAULT_LAUNCH_NOISE, known: no df of its own)
     la, lb = np.log([1000, 1060]), np.log([1040, 1100])
     qa, qb = la.var(ddof=1) / 2, lb.var(ddof=1) / 2
-    df = (qa + qb) ** 2 / (qa**2 + qb**2)
+    lv = 2 * DEFAULT_LAUNCH_NOISE**2
+    df = (qa + qb + lv) ** 2 / (qa**2 + qb**2)
     d = la.mean() - lb.mean()
-    h = scipy_stats.t.ppf(0.975, df) * math.sqrt(qa + qb)
+    h = scipy_stats.t.ppf(0.975, df) * math.sqrt(qa + qb + lv)
     assert ver.verdict == "tie"
     assert ver.ci_low == pytest.approx(math.expm1(d - h)) and ver.ci_high == pytest.approx(math.expm1(d + h))
     assert ver.detectable_effect == pytest.approx(math.expm1(h))

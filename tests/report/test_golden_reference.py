@@ -189,14 +189,16 @@ def test_sweep_markdown_has_every_reference_number(
     assert [w["提升" if lang == "zh" else "Gain"] for w in winners.values()] == SWEEP_GAINS
     tie = "持平" if lang == "zh" else "tie"
     col = "Winner (Total tok/s)"
-    assert winners[("chat_standard", "64")][col] == tie  # 0.89%: within the noise floor
+    # each config imported on its own: a tie there also says a host change between the sessions
+    # cannot be told apart (stats_launch), after the tie and its two configs
+    assert winners[("chat_standard", "64")][col].startswith(tie)  # 0.89%: within the noise floor
     # Single runs with nothing measured are judged against an assumed 10% run-to-run noise (issue 14:
     # the old 3% gave 14-57% false winners at 5-10% real noise, and this data's own A/A pairs differ
     # by up to 25%). Two single runs then resolve ~32% alone and ~53% after Benjamini-Hochberg over
     # 18 cells, so 31.4% (c=128) and 24.4% (c=96) are ties; with measured repeats they are decided
     # (test_measured_repeats_decide_the_reference_crossover).
     for cell in (("chat_short", "1"), ("stress_standard", "96"), ("stress_standard", "128")):
-        assert winners[cell][col] == tie, cell
+        assert winners[cell][col].startswith(tie), cell
     # the gap table as concurrency rises (stress_standard) and the findings' headline numbers
     gap = next(rows for head, rows in _tables(md) if head[-1] in ("差距", "Gap") and rows[0][0] == "64")
     assert [r[:3] for r in gap] == [

@@ -35,12 +35,14 @@ POWER = 0.8  # "about N more runs per config would decide a gap of X%": at this 
 
 def runs_of(obs: Sequence[Observation], metric: str) -> Runs:
     """The observations with a value as the sequential rule's runs: oriented log values, their rank in
-    the run order (seq) as the position, rounds as time blocks."""
+    the run order (seq) as the position, rounds as time blocks, a config's round as one launch."""
     hib = METRICS[metric].higher_is_better if metric in METRICS else True
     ok = sorted((o for o in obs if o.value is not None and o.value > 0), key=lambda o: (o.seq, o.round))
     y = np.array([math.log(o.value) if hib else -math.log(o.value) for o in ok if o.value is not None])
+    # a config's runs of a round share one launch (stats_launch): the launch noise is in every look
     return Runs(tuple(o.label for o in ok), tuple(o.point for o in ok), y, np.arange(len(ok), dtype=float),
-                np.array([o.round for o in ok], dtype=int))  # fmt: skip
+                np.array([o.round for o in ok], dtype=int),
+                launches=tuple(f"{o.label}|{o.round}" for o in ok))  # fmt: skip
 
 
 def pair_keys(configs: Sequence[str], points: Sequence[Point]) -> list[PairKey]:

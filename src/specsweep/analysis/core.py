@@ -143,6 +143,12 @@ class PairVerdict:
     looks: int = 1  # looks at the data behind the verdict (the adaptive design's rounds)
     se_shared: float = 0.0  # the part of se_log every cell shares (the drift estimate's)
     sequential: bool = False  # decided by the adaptive design's sequential rule (stats_seq)
+    launch_noise: float = 0.0  # sd (log) of one server launch's level the test used (stats_launch)
+    launch_source: str = ""  # measured | measured+calibrated | calibrated | assumed
+    se_launch: float = 0.0  # the part of se_log from the two configs' launch levels
+    se_session: float = 0.0  # the between-session allowance (unanchored: measured in unlinked sessions)
+    unanchored: bool = False  # a and b measured only in sessions no config links: a host change looks alike
+    df_shared: float | None = None  # df of se_shared (counted in launches); None: known
 
 
 @dataclass

@@ -21,9 +21,11 @@ from typing import Any
 
 import numpy as np
 
+from specsweep import launch_noise
 from specsweep.adaptive.observe import settings_of
 from specsweep.adaptive.types import DesignSettings
 from specsweep.analysis.data import Dataset
+from specsweep.stats_launch import ASSUMED, LaunchFit
 from specsweep.stats_noise import Drift, NoiseModel, Outlier
 from specsweep.stats_seq import Runs
 
@@ -106,6 +108,12 @@ def metric_runs(ds: Dataset, metric: str, higher_is_better: bool) -> MetricRuns:
                          float(seq) if seq is not None else None, _int(r.get("_line")) or 0))  # fmt: skip
     mans = manifest_of(ds)
     kinds = {d: order_kind(m) for d, m in mans.items()}
+    sessions = session_ids(rows)
+    launches = tuple(
+        f"{ses}|{x[0]}|{x[5]}" if kinds.get(x[3]) in BLOCK_ORDERS else f"{ses}|{x[0]}"
+        for x, ses in zip(rows, sessions, strict=True)
+    )
+    prior = launch_noise.prior_for(mans, _calibration_keys(ds)) or ASSUMED
     dirs = {x[3] for x in rows}
     common = len(dirs) > 1 and all(x[4] is not None for x in rows)
     pos = np.empty(len(rows))
@@ -128,8 +136,41 @@ def metric_runs(ds: Dataset, metric: str, higher_is_better: bool) -> MetricRuns:
         doms = [x[3] for x in rows]
         blocks = frozenset(d for d in dirs if kinds.get(d) in BLOCK_ORDERS)
     runs = Runs(tuple(x[0] for x in rows), tuple(x[1] for x in rows), np.array([x[2] for x in rows]), pos,
-                np.array([x[5] for x in rows], dtype=int), tuple(doms), blocks)  # fmt: skip
+                np.array([x[5] for x in rows], dtype=int), tuple(doms), blocks, launches, sessions, prior)  # fmt: skip
     return MetricRuns(runs, kinds)
+
+
+SESSION_GAP_S = 6 * 3600.0  # runs of one run dir more than this apart (a resume days later): two sessions
+
+
+def session_ids(rows: list[_Row]) -> tuple[str, ...]:
+    """Each row's session: its run dir (an import, another `specsweep run`: measured apart), split
+    where its runs' start times leave a gap of more than SESSION_GAP_S (a resume hours or days
+    later: another host state)."""
+    out = [""] * len(rows)
+    for d in {x[3] for x in rows}:
+        idx = [i for i, x in enumerate(rows) if x[3] == d]
+        timed = sorted((t, i) for i in idx if (t := rows[i][4]) is not None)
+        part, prev = 0, None
+        which: dict[int, int] = {}
+        for t, i in timed:
+            if prev is not None and t - prev > SESSION_GAP_S:
+                part += 1
+            which[i], prev = part, t
+        for i in idx:
+            k = which.get(i, 0)
+            out[i] = d if k == 0 else f"{d}#{k}"
+    return tuple(out)
+
+
+def _calibration_keys(ds: Dataset) -> list[str]:
+    """The engine@host keys a stored calibration may be under for these runs."""
+    hosts = []
+    for m in ds.manifests:
+        h = m.get("host")
+        hosts.append(h.get("hostname") if isinstance(h, dict) else None)
+    engines = [c.backend for c in ds.configs.values()]
+    return [launch_noise.key_of(e, h) for h in dict.fromkeys(hosts) for e in dict.fromkeys(engines)]
 
 
 TAILS_KURTOSIS = 1.0  # excess kurtosis of the measured noise from which single runs are warned about
@@ -151,6 +192,9 @@ class Findings:
     outliers: tuple[Outlier, ...]
     heterogeneous: tuple[str, ...] = ()
     tails: bool = False
+    launch: LaunchFit | None = None  # the launch noise the verdicts used (stats_launch)
+    refused: tuple[Drift, ...] = ()  # drifts refused as absurd for the data (stats_noise.Drift.refused)
+    sessions: int = 1  # sessions in the data (run dirs; a resume more than SESSION_GAP_S later)
 
 
 def findings(ds: Dataset, metric: str, higher_is_better: bool) -> Findings:
@@ -169,4 +213,5 @@ def findings(ds: Dataset, metric: str, higher_is_better: bool) -> Findings:
     )
     het = tuple(c for c, n in sorted(m.configs.items()) if n.heterogeneous)
     tails = bool(m.outliers) or m.kurtosis >= TAILS_KURTOSIS
-    return Findings(noise, m.drift, mr.order_kinds, blocked, unaligned, m.outliers, het, tails)
+    return Findings(noise, m.drift, mr.order_kinds, blocked, unaligned, m.outliers, het, tails, m.launch,
+                    m.refused, len(set(runs.sessions)) or 1)  # fmt: skip

@@ -164,6 +164,7 @@ def decide_group(
     ses: list[float] = []
     dfs: list[float] = []
     shared: list[float] = []
+    shared_dfs: list[float] = []
     bases: list[str] = []
     per_cell = []
     for s, c in points:
@@ -179,10 +180,11 @@ def decide_group(
         ses.append(v.se_log)
         dfs.append(math.inf if v.df is None else v.df)
         shared.append(v.se_shared)
+        shared_dfs.append(math.inf if v.df_shared is None else v.df_shared)
         per_cell.append({"scenario": s, "concurrency": c, "effect": e, "verdict": verdict})
     if not effects:
         return None
-    g, lo_g, hi_g = gain_interval(effects, ses, dfs, shared)
+    g, lo_g, hi_g = gain_interval(effects, ses, dfs, shared, shared_dfs=shared_dfs)
     alternatives = []
     for lab in cands[1:]:
         vv = [find_verdict(vs, s, c, best, lab) for s, c in points]

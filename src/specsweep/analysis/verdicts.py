@@ -155,7 +155,9 @@ def _verdicts(
                 repeats_needed=need, se_log=test.se, df=None if math.isinf(test.df) else test.df,
                 noise_a=test.sigma_a, noise_b=test.sigma_b, gated=gated, equivalent=eq,
                 looks=len(f.seq.looks) if f.seq is not None else 1, se_shared=math.sqrt(test.shared_var),
-                sequential=f.seq is not None,
+                sequential=f.seq is not None, launch_noise=test.launch_sd, launch_source=test.launch_source,
+                se_launch=math.sqrt(test.launch_var), se_session=math.sqrt(test.session_var),
+                unanchored=test.unanchored, df_shared=None if math.isinf(test.shared_df) else test.shared_df,
             )
         )  # fmt: skip
     return VerdictList(out)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -90,6 +91,19 @@ def _tokens_detail(t: core.Table, m: workloads.Mismatch) -> str:
 
 def _winner_note(t: core.Table, m: workloads.Mismatch | None) -> V.Msg | None:
     return None if m is None else V.Msg(key="winner.workloads", args={"detail": _tokens_detail(t, m)})
+
+
+def _session_note(t: core.Table, w: core.Winner) -> V.Msg | None:
+    """A tie between configs measured only in unlinked sessions: the cell names the two and says a host
+    change between the sessions cannot be told from their difference (stats_launch)."""
+    v = w.verdict
+    if v is None or not v.unanchored or v.winner is not None:
+        return None
+    pair = sorted(
+        (x for x in (w.leader, w.runner_up) if x), key=lambda x: t.labels().index(x) if x in t.labels() else 0
+    )
+    names = ", ".join(short_name(t, x) or x for x in pair)
+    return V.Msg(key="winner.sessions", args={"names": names, "allow": math.expm1(1.96 * v.se_session)})
 
 
 def _workloads_note(t: core.Table, ms: list[workloads.Mismatch]) -> V.Msg:
@@ -202,7 +216,7 @@ def build_view(
     winners = [
         V.WinnerRow(scenario=w.scenario, concurrency=w.concurrency, metric=core.PRIMARY, values=w.values, winner=w.winner,
                     leader=w.leader, runner_up=w.runner_up, gain=w.gain, verdict=view_verdict(w.verdict) if w.verdict else None,
-                    missing=w.missing, note=_winner_note(t, mism.get((w.scenario, w.concurrency))))
+                    missing=w.missing, note=_winner_note(t, mism.get((w.scenario, w.concurrency))) or _session_note(t, w))
         for w in ws
     ]  # fmt: skip
     anomaly_views = [findings.anomaly_view(t, a) for a in anomalies]

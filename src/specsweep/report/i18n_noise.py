@@ -168,3 +168,64 @@ _t(
     "{s1} 与 {s2} 的定义相同（{input_len}/{output_len} token），可视为 A/A 对照：同一配置、同一并发下 Total tok/s "
     "相差 {diffs}，超过本报告使用的 {floor:.0%} 噪声阈值，因此 {max_diff:.1%} 以内的差异同样不能作为依据。",
 )
+_t(
+    "note.launch_measured",
+    "Each server launch has its own level: the launch noise, {tau:.1%} per launch, was measured from the "
+    "configs' launches ({df:.0f} df, counted in launches) and is part of every verdict.",
+    "每次启动服务器都有其自身的水平：启动噪声为每次启动 {tau:.1%}，由各配置的多次启动测得（{df:.0f} 个自由度，"
+    "按启动计数），已计入每个判定。",
+)
+_t(
+    "note.launch_measured_calibrated",
+    "Each server launch has its own level: the launch noise, {tau:.1%} per launch, was measured from the "
+    "configs' launches and pooled with the stored calibration {name} ({df:.0f} df in all); it is part of every "
+    "verdict.",
+    "每次启动服务器都有其自身的水平：启动噪声为每次启动 {tau:.1%}，由各配置的多次启动测得，并与已存储的校准 {name} "
+    "合并（共 {df:.0f} 个自由度）；已计入每个判定。",
+)
+_t(
+    "note.launch_calibrated",
+    "Each config ran in one server launch, so the launch noise could not be measured here: verdicts use "
+    "{tau:.1%} per launch from the stored calibration {name}.",
+    "每个配置只在一次服务器启动中运行，因此此处无法测得启动噪声：判定使用已存储校准 {name} 的每次启动 {tau:.1%}。",
+)
+_t(
+    "note.launch_assumed",
+    "Each config ran in one server launch and no calibration is stored for this engine and host: verdicts "
+    "assume a launch noise of {tau:.1%} per launch (assumed, not measured). Measure it once with "
+    "`specsweep calibrate-noise EXP`, or run with repeats in interleaved rounds.",
+    "每个配置只在一次服务器启动中运行，且没有该引擎与主机的校准：判定假设每次启动的启动噪声为 {tau:.1%}（假设值，"
+    "未实测）。可用 `specsweep calibrate-noise EXP` 测量一次，或以交错轮次进行重复运行。",
+)
+_t(
+    "note.launch_fit_failed",
+    "The launch noise's model did not converge for {list}: verdicts use {tau:.1%} per launch, the larger of "
+    "the assumed or calibrated value and the launches' own spread (conservative).",
+    "启动噪声模型对 {list} 未收敛：判定使用每次启动 {tau:.1%}，即假设或校准值与各次启动自身离散度中的较大者（保守）。",
+)
+_t(
+    "note.drift_refused",
+    "A drift of about {size:.1%} ({where}) was refused: the repeats that would measure it span too little of "
+    "the run order (or it exceeds 30%), so it is neither taken out nor reported as found.",
+    "约 {size:.1%} 的漂移（{where}）被拒绝：能测量它的重复运行只覆盖运行顺序的一小段（或超过 30%），因此既不扣除，"
+    "也不报告为已发现。",
+)
+_t(
+    "note.sessions_unanchored",
+    "{n} comparisons ({pairs}) are between configs measured only in different sessions (imports, separate "
+    "runs, a resume hours later) that no config links: there a config cannot be told from a change of the "
+    "host between the sessions, and verdicts carry a between-session allowance of about +-{allow:.1%}.",
+    "{n} 个比较（{pairs}）的配置只在不同的会话中测得（导入、分开的运行、数小时后的续跑），且没有任何配置把这些会话"
+    "连接起来：在这些比较中无法区分配置差异与会话之间的主机变化，判定带有约 ±{allow:.1%} 的会话间余量。",
+)
+_t(
+    "next.anchor_sessions",
+    "Anchor the sessions: run one config (e.g. {config}) again in the other session, so the report can take "
+    "the host's change between them out.",
+    "锚定会话：在另一个会话中再次运行一个配置（例如 {config}），报告即可扣除会话之间的主机变化。",
+)
+_t(
+    "winner.sessions",
+    "tie ({names}; measured in different sessions: a host change cannot be told apart, +-{allow:.1%})",
+    "持平（{names}；在不同会话中测得：无法区分主机变化，±{allow:.1%}）",
+)

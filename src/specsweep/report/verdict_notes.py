@@ -138,6 +138,7 @@ def model_notes(f: Findings, label: Callable[[str], str], vs: Sequence[PairVerdi
         out.append(Msg(key="note.drift_unaligned", args={"size": math.expm1(size)}))
     if f.blocked:
         out.append(Msg(key="note.blocked_order", args={"where": ", ".join(_where(d) for d in f.blocked)}))
+    out += launch_notes(f, label, vs)
     if f.outliers:
         cells = [f"{label(o.config)} {o.cell[0]} c={o.cell[1]} ({o.departure:+.0%})" for o in f.outliers
                  if isinstance(o.cell, tuple)]  # fmt: skip
@@ -146,4 +147,35 @@ def model_notes(f: Findings, label: Callable[[str], str], vs: Sequence[PairVerdi
         out.append(Msg(key="note.noise_differs", args={"list": ", ".join(label(c) for c in f.heterogeneous)}))
     if f.tails and any(v.method != "z_assumed_noise" for v in vs):
         out.append(Msg(key="note.heavy_tails", args={}))
+    return out
+
+
+def launch_notes(f: Findings, label: Callable[[str], str], vs: Sequence[PairVerdict] = ()) -> list[Msg]:
+    """What the verdicts assumed of the server launches and sessions (stats_launch): the launch noise
+    and where it came from, a fit that failed, drifts refused, and comparisons across unlinked
+    sessions (with the anchor that would link them, for Next steps)."""
+    out: list[Msg] = []
+    lf = f.launch
+    if lf is not None:
+        src = lf.source.replace("+", "_")
+        args: dict[str, Any] = {
+            "tau": lf.tau,
+            "df": lf.df if math.isfinite(lf.df) else 0,
+            "name": lf.prior.name,
+        }
+        out.append(Msg(key=f"note.launch_{src}", args=args))
+        if lf.failed:
+            out.append(Msg(key="note.launch_fit_failed", args={"list": ", ".join(label(c) for c in lf.failed),
+                                                               "tau": lf.tau}))  # fmt: skip
+    for d in f.refused:
+        out.append(
+            Msg(key="note.drift_refused", args={"size": math.expm1(d.size), "where": _where(d.domain)})
+        )
+    apart = [v for v in vs if v.unanchored]
+    if apart:
+        allow = max(math.expm1(1.96 * v.se_session) for v in apart)
+        pairs = sorted({f"{label(v.a)} / {label(v.b)}" for v in apart})
+        out.append(Msg(key="note.sessions_unanchored", args={"n": len(apart), "allow": allow,
+                                                             "pairs": "; ".join(pairs[:4])}))  # fmt: skip
+        out.append(Msg(key="next.anchor_sessions", args={"config": label(apart[0].a)}))
     return out

@@ -204,6 +204,12 @@ class Verdict(_Frozen):
     looks: int = 1  # looks at the data the verdict rests on (rounds of the adaptive design)
     se_shared: float = 0.0  # the part of se_log every cell shares (the drift estimate's)
     sequential: bool = False  # decided by the adaptive design's sequential rule
+    launch_noise: float = 0.0  # sd (log) of one server launch's level the test used
+    launch_source: str = ""  # measured | measured+calibrated | calibrated | assumed
+    se_launch: float = 0.0  # the part of se_log from the configs' launch levels
+    se_session: float = 0.0  # the between-session allowance
+    unanchored: bool = False  # measured only in sessions no config links: a host change looks alike
+    df_shared: float | None = None  # df of se_shared, counted in launches (None: known)
 
 
 class WinnerRow(_Frozen):
