@@ -81,7 +81,10 @@ def mean(xs: list[float]) -> float | None:
 def check(run_dir: Path, seeds: int) -> tuple[list[str], list[str]]:
     """(the report's lines, the failures)."""
     ds = load([run_dir])
-    lines = [f"run: {run_dir.name}; predictions: sim predict at the reference's num_prompts, {seeds} seeds", ""]
+    lines = [
+        f"run: {run_dir.name}; predictions: sim predict at the reference's num_prompts, {seeds} seeds",
+        "",
+    ]
     fails: list[str] = []
     pred: dict[tuple[str, str, int], dict[str, Any]] = {}
     profiles = profiles_of(run_dir)
@@ -110,11 +113,14 @@ def check(run_dir: Path, seeds: int) -> tuple[list[str], list[str]]:
             ok = abs(dev) <= TOLERANCE or not at_steady
             cols.append(f"{got:,.1f} / {want:,.1f} ({dev:+.0%}){'' if ok else ' **FAIL**'}")
             if not ok:
-                fails.append(f"{scenario} c={c} {label}: {name} {got:.1f} vs predicted {want:.1f} ({dev:+.0%})")
+                fails.append(
+                    f"{scenario} c={c} {label}: {name} {got:.1f} vs predicted {want:.1f} ({dev:+.0%})"
+                )
         lines.append(
             f"| {scenario} c={c} | {label} (`{prof}`) | {len(cell.ok)} | {mean(cell.values('waves')) or 0:.3g} | "
             f"{min(cell.values('at_target_share') or [0]):.0%} | {'yes' if at_steady else 'no (named)'} | "
-            + " | ".join(cols) + " |"
+            + " | ".join(cols)
+            + " |"
         )
     lines += ["", f"reference prompt counts: {{c: num_prompts}} = "
               f"{ {c: default_num_prompts(c) for c in sorted({k[2] for k in pred})} }", "",
@@ -132,7 +138,9 @@ def check(run_dir: Path, seeds: int) -> tuple[list[str], list[str]]:
             decided = v.verdict != "tie"
             run_sign = (1 if v.verdict == "a" else -1) if decided else 0
             if not decided or abs(gap) < MIN_GAP:
-                agrees = "n/a (" + ("undecided" if not decided else f"predicted gap under {MIN_GAP:.0%}") + ")"
+                agrees = (
+                    "n/a (" + ("undecided" if not decided else f"predicted gap under {MIN_GAP:.0%}") + ")"
+                )
             elif run_sign == (1 if gap > 0 else -1):
                 agrees = "yes"
             else:
@@ -145,12 +153,57 @@ def check(run_dir: Path, seeds: int) -> tuple[list[str], list[str]]:
     return lines, fails
 
 
+SIM_CELLS = (("chat_short", 16), ("chat_short", 64), ("rag_medium", 8), ("rag_medium", 32),
+             ("stress_standard", 64), ("stress_standard", 96), ("stress_standard", 128))  # fmt: skip
+SIM_PROFILES = ("v4flash-dspark-st3", "v4flash-dspark-st5", "v4flash-eagle")
+
+
+def sim_table(waves_list: list[float], seeds: int) -> list[str]:
+    """In virtual time (sim predict): at each number of waves, the full-span figures and the steady
+    window's against the full span at the reference's num_prompts, per cell and profile."""
+    from specsweep.sim.predict import predict_cell
+
+    def at(prof: Any, sc: Any, c: int, n: int | None) -> dict[str, float]:
+        rows = [predict_cell(prof, sc, c, num_prompts=n, seed=s) for s in range(seeds)]
+        keys = [k for f in FIGURES for k in f[:2]] + ["at_target_share"]
+        return {k: float(np.mean([np.nan if r[k] is None else r[k] for r in rows])) for k in keys}
+
+    head = "| cell | profile | " + " | ".join(
+        f"{w:g} wave(s): at target; tok/s, TTFT, TPOT: full span / window" for w in waves_list
+    )
+    out = [head + " |", "|" + "---|" * (2 + len(waves_list))]
+    for scenario, c in SIM_CELLS:
+        sc = get_scenario(scenario)
+        for name in SIM_PROFILES:
+            prof = load_profile(name)
+            ref = at(prof, sc, c, None)
+            cols = []
+            for w in waves_list:
+                f = at(prof, sc, c, round(w * c))
+
+                def dev(key: str, base: str, f: dict[str, float] = f, ref: dict[str, float] = ref) -> str:
+                    return f"{f[key] / ref[base] - 1:+.0%}" if f[key] == f[key] else "-"
+
+                full = ", ".join(dev(k, k) for k, _, _ in FIGURES[:3])
+                win = ", ".join(dev(wk, k) for k, wk, _ in FIGURES[:3])
+                cols.append(f"{f['at_target_share']:.0%}; {full} / {win}")
+            out.append(f"| {scenario} c={c} | {name} | " + " | ".join(cols) + " |")
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run_dir", nargs="?", help="a finished run dir of examples/quickstart.yaml")
     ap.add_argument("--run", action="store_true", help="run the quickstart first (in a temporary folder)")
     ap.add_argument("--seeds", type=int, default=3, help="sim predict seeds per cell (default 3)")
+    ap.add_argument(
+        "--sim-table", metavar="WAVES", help="instead: in virtual time, the figures at these waves (e.g. 1,3) "
+        "against the reference's num_prompts, full span and steady window",
+    )  # fmt: skip
     args = ap.parse_args()
+    if args.sim_table:
+        print("\n".join(sim_table([float(x) for x in args.sim_table.split(",")], args.seeds)))
+        return 0
     if bool(args.run) == bool(args.run_dir):
         ap.error("give a RUN_DIR or --run")
     wall = None
@@ -162,7 +215,9 @@ def main() -> int:
         lines, fails = check(run_dir, args.seeds)
     print("\n".join(lines))
     if wall is not None:
-        print(f"\nwall time of `specsweep run examples/quickstart.yaml`: {wall / 60:.0f} min {wall % 60:02.0f} s")
+        print(
+            f"\nwall time of `specsweep run examples/quickstart.yaml`: {wall / 60:.0f} min {wall % 60:02.0f} s"
+        )
     print("\n" + ("all checks pass" if not fails else "FAILED:\n- " + "\n- ".join(fails)))
     return 1 if fails else 0
 

@@ -90,9 +90,9 @@ def unset_hint(name: str) -> str:
     """How to set an unset ``${NAME}``: the engines env file for the variables it holds."""
     if name in ENGINES_ENV_KEYS:
         return (
-            f": it comes from the engines env file that scripts/setup_engines.sh writes; run `bash "
-            f"scripts/setup_engines.sh` (once; it builds and caches the engines), then `source "
-            f"${{SPECSWEEP_CACHE:-~/.cache/specsweep}}/engines.env` in this shell (docs/engines.md)"
+            ": it comes from the engines env file that scripts/setup_engines.sh writes; run `bash "
+            "scripts/setup_engines.sh` (once; it builds and caches the engines), then `source "
+            "${SPECSWEEP_CACHE:-~/.cache/specsweep}/engines.env` in this shell (docs/engines.md)"
         )
     return f": set it in the environment specsweep runs in (`export {name}=...`)"
 
@@ -109,7 +109,8 @@ def expand_env_vars(
         def repl(m: re.Match[str]) -> str:
             if m.group(1) not in src:
                 raise ConfigError(
-                    f"environment variable {m.group(1)} is not set{unset_hint(m.group(1))}", file=file,
+                    f"environment variable {m.group(1)} is not set{unset_hint(m.group(1))}",
+                    file=file,
                     path=path or None,
                 )
             redact.register_env_ref(m.group(1), src[m.group(1)])  # a value from ${VAR} is never written

@@ -300,7 +300,9 @@ def test_unset_engine_path_says_where_it_comes_from(tmp_path: Path, monkeypatch:
 
 def test_traffic_file_given_as_an_experiment_says_it_is_for_plan(tmp_path: Path) -> None:
     f = tmp_path / "traffic.yaml"
-    f.write_text(yaml.safe_dump({"mix": {"chat_short": 1.0}, "load": {"concurrency": 32}, "gpus_per_instance": 8}))
+    f.write_text(
+        yaml.safe_dump({"mix": {"chat_short": 1.0}, "load": {"concurrency": 32}, "gpus_per_instance": 8})
+    )
     with pytest.raises(ConfigError) as ei:
         load_experiment(f)
     msg = str(ei.value)

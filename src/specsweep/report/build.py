@@ -19,9 +19,9 @@ from specsweep.report import build_groups as groups
 from specsweep.report import view as V
 from specsweep.report.build_design import build_design
 from specsweep.report.build_findings import view_verdict
-from specsweep.report.steady_notes import steady_notes
 from specsweep.report.build_groups import short_name
 from specsweep.report.build_provenance import provenance
+from specsweep.report.steady_notes import steady_notes
 
 KINDS = ("sweep", "compare")
 

@@ -22,8 +22,8 @@ import numpy as np
 from specsweep.metrics_category import per_category
 from specsweep.records import RequestRecord
 from specsweep.sim.engine import Counters, Engine
-from specsweep.steady import steady_state, waves
 from specsweep.sim.profile import Profile
+from specsweep.steady import steady_state, waves
 from specsweep.workload.arrivals import arrival_offsets
 from specsweep.workload.datasets import FILE_DATASETS
 from specsweep.workload.lengths import length_bounds, sample_lengths
