@@ -73,14 +73,22 @@ def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] |
 def parse_experiment(data: Any, *, file: str | None = None, default_name: str | None = None) -> Experiment:
     if not isinstance(data, dict):
         raise ConfigError(f"expected a mapping at the top level, got {type(data).__name__}", file=file)
+    if "servers" not in data and ("mix" in data or "load" in data):
+        raise ConfigError(
+            "this is a traffic file (mix: and load:, what a deployment must serve) for `specsweep plan "
+            "RESULTS --traffic FILE`, not an experiment file; `run` and `preflight` take an "
+            "experiment file (servers: and workloads:, e.g. examples/quickstart.yaml; docs/experiments.md)",
+            file=file,
+        )
     if "name" not in data and default_name:
         data = {"name": default_name, **data}
     try:
         return Experiment.model_validate(data)
     except ValidationError as e:
-        errs = e.errors()
-        path, msg = _describe(dict(errs[0]), Experiment)
-        more = f" (and {len(errs) - 1} more error(s))" if len(errs) > 1 else ""
+        errs = [_describe(dict(x), Experiment) for x in e.errors()]
+        path, msg = errs[0]
+        # every error, one a line: a file with two typos shows both, not "(and 1 more error(s))"
+        more = "".join(f"\n  {f'at {p!r}: ' if p else ''}{m}" for p, m in errs[1:])
         raise ConfigError(msg + more, file=file, path=path or None) from e
 
 

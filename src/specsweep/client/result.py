@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from specsweep import __version__, acceptance
+from specsweep import __version__, acceptance, steady
 from specsweep.bench_types import BenchConfig, BenchOutcome
 from specsweep.client import server_info
 from specsweep.client.selfcheck import ClientLoad, StampBounds, judge
@@ -123,6 +123,8 @@ def build_outcome(
         first = next((r.error for r in records if r.error), "")
         log.warning("every request failed (%s): %s", metrics["errors_by_kind"], first)
     result = result_line(cfg, model, tokenizer, server.version, metrics)
+    result["waves"] = steady.waves(result.get("num_prompts"), cfg.max_concurrency)
+    result.update(steady.steady_state(records, cfg.max_concurrency))
     result.update(server_info.spec_delta(server.spec_before, server.spec_after))
     result.update(acceptance.fill(result))  # one definition for every engine (specsweep.acceptance)
     result["server_accept_length"] = server.accept_length or None  # 0: SGLang has no figure yet

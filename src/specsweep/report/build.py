@@ -23,6 +23,7 @@ from specsweep.report.build_design import build_design
 from specsweep.report.build_findings import view_verdict
 from specsweep.report.build_groups import short_name
 from specsweep.report.build_provenance import provenance
+from specsweep.report.steady_notes import steady_notes
 
 KINDS = ("sweep", "compare")
 
@@ -277,6 +278,6 @@ def build_view(
         findings=findings.band_findings(t, vs, ws, reasons, bands, min_effect), class_best=findings.class_best(t, vs, reasons, min_effect, adv), gaps=findings.gaps(t, vs, ws),
         anomalies=anomaly_views, crossovers=cross_views, recommendations=band_recs + recs, schedule=sched, advice=advice_views, checks=checks,
         compare=compare, next_steps=advice.next_steps(t, parts, noise, prov), lossless=lossless,
-        notes=advice.aa_scenario_notes(t, noise) + verdict_notes.model_notes(model.findings(ds, core.PRIMARY, True), lambda x: short_name(t, x) or x, vs) + advice.computed_notes(t) + advice.preflight_notes(t) + [V.Msg(key="note.skipped", args={"what": w}) for w in skip_notes(ds.skipped)],
+        notes=advice.aa_scenario_notes(t, noise) + verdict_notes.model_notes(model.findings(ds, core.PRIMARY, True), lambda x: short_name(t, x) or x, vs) + steady_notes(ds) + advice.computed_notes(t) + advice.preflight_notes(t) + [V.Msg(key="note.skipped", args={"what": w}) for w in skip_notes(ds.skipped)],
         domains=dom_rows, domain_summary=dom_view, design=build_design(ds),
     )  # fmt: skip

@@ -22,11 +22,12 @@ from specsweep.report import i18n_design as _design
 from specsweep.report.i18n_advice import TEXTS as _ADVICE
 from specsweep.report.i18n_labels import LABELS as _LABELS
 from specsweep.report.i18n_noise import TEXTS as _NOISE
+from specsweep.report.i18n_steady import TEXTS as _STEADY
 from specsweep.report.i18n_texts import TEXTS as _SENTENCES
 from specsweep.report.view import Msg
 
 LANGS = ("en", "zh")
-_TEXTS = {lang: {**_SENTENCES[lang], **_NOISE[lang], **_ADVICE[lang]} for lang in LANGS}
+_TEXTS = {lang: {**_SENTENCES[lang], **_NOISE[lang], **_ADVICE[lang], **_STEADY[lang]} for lang in LANGS}
 for _lang in LANGS:  # sections that keep their strings in a table of their own
     _LABELS[_lang].update(_design.LABELS[_lang])
     _TEXTS[_lang].update(_design.TEXTS[_lang])

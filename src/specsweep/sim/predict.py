@@ -23,6 +23,7 @@ from specsweep.metrics_category import per_category
 from specsweep.records import RequestRecord
 from specsweep.sim.engine import Counters, Engine
 from specsweep.sim.profile import Profile
+from specsweep.steady import steady_state, waves
 from specsweep.workload.arrivals import arrival_offsets
 from specsweep.workload.datasets import FILE_DATASETS
 from specsweep.workload.lengths import length_bounds, sample_lengths
@@ -227,6 +228,8 @@ def predict_cell(
         "seed": seed,
     }
     row.update(run_metrics(res.records))
+    row["waves"] = waves(len(res.records), concurrency)
+    row.update(steady_state(res.records, concurrency))
     row.update(spec_summary(res.counters))
     if profile.spec_method:
         row["method"] = profile.spec_method

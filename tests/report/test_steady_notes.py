@@ -1,0 +1,56 @@
+"""The report names every cell whose closed-loop runs were not at steady state (specsweep.steady), in
+en and zh, and says what that does to its figures; the quickstart's cells are all at steady state."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.analysis.test_analysis import K3, K5, make_run, row
+
+from specsweep import steady
+from specsweep.loader import load_experiment
+from specsweep.report import build_view, render
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def rows(waves: float, share: float, c: int = 96) -> list[dict[str, object]]:
+    extra = {"waves": waves, "at_target_share": share, "num_prompts": int(waves * c), "request_rate": None}
+    return [row(*K3, "stress_standard", c, 20000, **extra), row(*K5, "stress_standard", c, 17000, **extra)]
+
+
+@pytest.mark.parametrize(("waves", "share"), [(1.0, 0.1), (8.0, 0.4)])
+def test_a_cell_not_at_steady_state_is_named_with_its_consequence(
+    tmp_path: Path, waves: float, share: float
+) -> None:
+    make_run(tmp_path, "x", rows(waves, share))
+    v = build_view([tmp_path], "sweep")
+    en, zh = render(v, "md", "en"), render(v, "md", "zh")
+    assert "stress_standard c=96 (DSpark(st=3), DSpark(st=5)): not at steady state" in en
+    assert f"{waves:.3g} wave(s)" in en and f"{share:.0%} of the run at concurrency 96" in en
+    assert "throughput reads high and TPOT low" in en
+    assert "未达到稳态" in zh and "吞吐量偏高" in zh
+
+
+def test_steady_cells_get_one_line_and_no_warning(tmp_path: Path) -> None:
+    make_run(tmp_path, "x", rows(3.0, 0.85))
+    en = render(build_view([tmp_path], "sweep"), "md", "en")
+    assert "not at steady state" not in en
+    assert "Steady state: every closed-loop cell ran at least 3 waves" in en and "lowest: 85%" in en
+
+
+def test_runs_that_cannot_say_get_no_note(tmp_path: Path) -> None:
+    """Imports and run dirs from before these keys: nothing is claimed either way."""
+    make_run(tmp_path, "x", [row(*K3, "chat_short", 8, 1000), row(*K5, "chat_short", 8, 1100)])
+    en = render(build_view([tmp_path], "sweep"), "md", "en")
+    assert "steady state" not in en.lower()
+
+
+def test_the_quickstart_sends_enough_waves_in_every_cell() -> None:
+    """Issue 34 item 8: the quickstart sent one wave per cell (num_prompts = concurrency), a burst."""
+    _, plan = load_experiment(ROOT / "examples" / "quickstart.yaml")
+    cells = [cell for cs in plan.cells.values() for cell in cs]
+    assert cells
+    for cell in cells:
+        assert cell.num_prompts / cell.max_concurrency >= steady.MIN_WAVES, cell
