@@ -6,6 +6,7 @@ Real files (fixtures/README.md) and real key sets (realformats.py), changed wher
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from specsweep.cli import main
+from specsweep.errors import DataError
 from specsweep.importers import ImportOptions, run_import
 from specsweep.store import find_run_dirs
 from tests.importers.realformats import SG_2025, consistent, document, jsonl
@@ -131,3 +133,132 @@ def test_real_files_agree_with_themselves(tmp_path: Path, kind: str, rel: str) -
     out = run_import(kind, [FIX / rel], tmp_path / "res", ImportOptions(label="A", method="m"))
     assert {r["status"] for r in _rows(tmp_path / "res")} == {"ok"}
     assert not any("contradict" in w for w in out.warnings)
+
+
+# ---- 6: a GuideLLM benchmark given three times is one result ----------------------------------------
+
+
+def test_duplicated_guidellm_benchmarks_are_one_result(tmp_path: Path) -> None:
+    obj = _fixture("guidellm/benchmarks.json")
+    obj["benchmarks"] = [obj["benchmarks"][0]] * 3
+    f = document(tmp_path / "benchmarks.json", obj)
+    out = run_import("guidellm", [f], tmp_path / "res", ImportOptions(label="A", method="m"))
+    assert out.rows == 1 and [r["repeat"] for r in _rows(tmp_path / "res")] == [0]
+    assert any("2 result(s) identical to an earlier one" in w for w in out.warnings)
+
+
+def test_guidellm_benchmarks_that_differ_stay_apart(tmp_path: Path) -> None:
+    obj = _fixture("guidellm/benchmarks.json")
+    other = copy.deepcopy(obj["benchmarks"][0])
+    other["metrics"]["time_to_first_token_ms"]["successful"]["max"] *= 1.01
+    obj["benchmarks"].append(other)
+    f = document(tmp_path / "benchmarks.json", obj)
+    assert run_import("guidellm", [f], tmp_path / "res", ImportOptions(label="A", method="m")).rows == 2
+
+
+# ---- 7: LLMPerf values that cannot be ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"results_end_to_end_latency_s_mean": 0.001, "results_ttft_s_mean": 0.225}, "mean_e2e_latency_ms"),
+        ({"mean_output_tokens": -150}, "output_len"),
+        ({"results_number_input_tokens_mean": -5.0}, "input_tokens"),
+    ],
+)
+def test_llmperf_impossible_values_are_refused(tmp_path: Path, change: dict[str, Any], field: str) -> None:
+    obj = {**_fixture("llmperf/anyscale_7b_summary.json"), **change}
+    f = document(tmp_path / "x_summary.json", obj)
+    with pytest.raises(DataError, match=field):
+        run_import("llmperf", [f], tmp_path / "res", ImportOptions(label="A", method="m"))
+    assert not [p for p in (tmp_path / "res").glob("*") if not p.name.startswith(".")]
+
+
+# ---- 13: what is dropped is said in an import note ----------------------------------------------------
+
+
+def test_nan_guidellm_ttft_is_noted(tmp_path: Path) -> None:
+    obj = _fixture("guidellm/benchmarks.json")
+    obj["benchmarks"][0]["metrics"]["time_to_first_token_ms"]["successful"]["mean"] = float("nan")
+    f = document(tmp_path / "benchmarks.json", obj)
+    out = run_import("guidellm", [f], tmp_path / "res", ImportOptions(label="A", method="m"))
+    (row,) = _rows(tmp_path / "res")
+    assert row.get("mean_ttft_ms") is None and row.get("median_ttft_ms") is not None
+    assert any("time_to_first_token_ms.successful.mean: NaN" in n for n in row["import_notes"])
+    assert any("dropped (import_notes)" in w and "time_to_first_token_ms" in w for w in out.warnings)
+
+
+def test_aiperf_latency_that_is_no_block_is_noted(tmp_path: Path) -> None:
+    obj = _fixture("aiperf/flat-2026-c16/profile_export_aiperf.json")
+    obj["time_to_first_token"] = [1, 2]
+    f = document(tmp_path / "profile_export_aiperf.json", obj)
+    out = run_import("aiperf", [f], tmp_path / "res", ImportOptions(label="A", method="m"))
+    (row,) = _rows(tmp_path / "res")
+    assert row.get("mean_ttft_ms") is None
+    assert any(n.startswith("time_to_first_token: [1, 2]") and "dropped" in n for n in row["import_notes"])
+    assert any("time_to_first_token" in w for w in out.warnings)
+
+
+# ---- 14, 15: repeats need one recorded server; measurements are no server settings ---------------------
+
+
+def _sg(tp: int, dp: int, **more: Any) -> dict[str, Any]:
+    info = {"tp_size": tp, "dp_size": dp, "quantization": "fp8", "speculative_algorithm": None,
+            "version": "0.4.6", "mem_fraction_static": 0.88, "internal_states": [{"avg_spec_accept_length": 1.0}]}  # fmt: skip
+    return {**SG_2025, "server_info": info, **more}
+
+
+def test_different_parallelism_is_not_a_repeat(tmp_path: Path) -> None:
+    f = jsonl(tmp_path / "s.jsonl", _sg(4, 2), consistent(_sg(8, 1), duration=12.5))
+    out = run_import("sglang", [f], tmp_path / "res", ImportOptions(label="sg", method="m"))
+    rows = _rows(tmp_path / "res")
+    assert sorted(r["label"] for r in rows) == ["sg[dp_size=1,tp_size=8]", "sg[dp_size=2,tp_size=4]"]
+    assert [r["repeat"] for r in rows] == [0, 0]
+    assert any("dp_size, tp_size" in w and "not as repeats" in w for w in out.warnings)
+
+
+def test_same_server_settings_are_repeats(tmp_path: Path) -> None:
+    f = jsonl(tmp_path / "s.jsonl", _sg(4, 2), consistent(_sg(4, 2), duration=12.5))
+    run_import("sglang", [f], tmp_path / "res", ImportOptions(label="sg", method="m"))
+    assert sorted((r["label"], r["repeat"]) for r in _rows(tmp_path / "res")) == [("sg", 0), ("sg", 1)]
+
+
+def test_an_engine_version_apart_is_not_a_repeat(tmp_path: Path) -> None:
+    b = _sg(4, 2)
+    b["server_info"] = {**b["server_info"], "version": "0.5.0"}
+    f = jsonl(tmp_path / "s.jsonl", _sg(4, 2), consistent(b, duration=12.5))
+    run_import("sglang", [f], tmp_path / "res", ImportOptions(label="sg", method="m"))
+    assert sorted(r["label"] for r in _rows(tmp_path / "res")) == [
+        "sg[engine_version=0.4.6]",
+        "sg[engine_version=0.5.0]",
+    ]
+
+
+def test_measured_values_never_split_configs(tmp_path: Path) -> None:
+    a = {**SG_2025, "total_input_text_tokens": 108929, "total_input_vision_tokens": 0}
+    b = consistent(SG_2025, duration=12.5, total_input_text_tokens=108931, total_input_vision_tokens=0,
+                   total_throughput_retokenized=5100.0, mean_custom_metric=1.0)  # fmt: skip
+    f = jsonl(tmp_path / "s.jsonl", a, b)
+    out = run_import("sglang", [f], tmp_path / "res", ImportOptions(label="sg", method="m"))
+    assert sorted((r["label"], r["repeat"]) for r in _rows(tmp_path / "res")) == [("sg", 0), ("sg", 1)]
+    assert not any("server parameters" in w for w in out.warnings)
+
+
+def test_a_server_setting_that_looks_like_a_count_is_still_a_setting(tmp_path: Path) -> None:
+    f = jsonl(tmp_path / "s.jsonl", {**SG_2025, "max_num_batched_tokens": 8192},
+              consistent(SG_2025, duration=12.5, max_num_batched_tokens=16384))  # fmt: skip
+    run_import("sglang", [f], tmp_path / "res", ImportOptions(label="sg", method="m"))
+    assert len({r["label"] for r in _rows(tmp_path / "res")}) == 2
+
+
+# ---- 16: AIPerf 0.10's public dataset ------------------------------------------------------------------
+
+
+def test_aiperf_public_dataset_is_not_synthetic(tmp_path: Path) -> None:
+    obj = _fixture("aiperf/flat-2026-c16/profile_export_aiperf.json")
+    obj["input_config"]["datasets"] = [{"name": "main", "type": "public", "dataset": "sharegpt"}]
+    f = document(tmp_path / "profile_export_aiperf.json", obj)
+    run_import("aiperf", [f], tmp_path / "res", ImportOptions(label="A", method="m"))
+    (row,) = _rows(tmp_path / "res")
+    assert row["dataset_name"] == "sharegpt" and row["scenario"] == "sharegpt"

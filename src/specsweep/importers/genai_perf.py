@@ -51,7 +51,7 @@ def to_rows(obj: dict[str, Any], file: str, line: int) -> list[dict[str, Any]]:
     )
     if isinstance(flat["output_len"], (int, float)) and flat["output_len"] < 0:
         flat["output_len"] = None  # -1: not requested
-    row = normalise(flat, file, line)
+    row = normalise(flat, file, line, w.notes)
     if "input_throughput" in flat:
         row["computed_keys"] = sorted({*row.get("computed_keys", []), "input_throughput"})
     row["server_params"] = {

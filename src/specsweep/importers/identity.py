@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from typing import Any
 
 import orjson
@@ -91,12 +92,34 @@ def wrong_importer(kind: str, obj: dict[str, Any]) -> str | None:
     return f"this is {NAMES[who]} result (keys {shown}): use `specsweep import {who}`, not `import {kind}`"
 
 
+# What makes two servers different servers, in sglang's ``server_info`` (its /get_server_info: the
+# ServerArgs, the engine version): parallelism, quantization and dtypes, speculative settings.
+_SERVER_SETTING = re.compile(
+    r"^((tp|dp|pp|ep|moe_ep|moe_tp|moe_dp|attn_tp|attention_tp)_size|quantization|dtype|kv_cache_dtype"
+    r"|enable_dp_attention|speculative_[a-z_]+|version|model_path)$"
+)
+
+
+def server_settings(info: Any) -> dict[str, Any]:
+    """The settings of sglang's ``server_info`` that tell servers apart (:data:`_SERVER_SETTING`),
+    the version as ``engine_version``; scalars only, None (not set) left out."""
+    if not isinstance(info, dict):
+        return {}
+    out = {}
+    for k, v in info.items():
+        if isinstance(k, str) and _SERVER_SETTING.match(k) and isinstance(v, (str, bool, int, float)):
+            out["engine_version" if k == "version" else k] = v
+    return out
+
+
 def recorded_params(obj: dict[str, Any]) -> dict[str, Any]:
     """The server parameters a sglang / vLLM result records: every top-level scalar that is no
     metric, no workload field and no per-run key (``bench sweep`` merges its serve overrides such as
-    ``max_num_seqs`` in, ``--metadata k=v`` adds strings, some harnesses add ``framework``)."""
+    ``max_num_seqs`` in, ``--metadata k=v`` adds strings, some harnesses add ``framework``), and the
+    server settings of sglang's ``server_info`` (:func:`server_settings`)."""
     keep = {k: v for k, v in obj.items() if not (k in RUN_KEYS or k in WORKLOAD_KEYS or is_metric_key(k))}
-    return clean_params({k: v for k, v in keep.items() if isinstance(v, (str, bool, int, float))})
+    scalars = {k: v for k, v in keep.items() if isinstance(v, (str, bool, int, float))}
+    return clean_params({**scalars, **server_settings(obj.get("server_info"))})
 
 
 def clean_params(params: dict[str, Any]) -> dict[str, Any]:
