@@ -268,3 +268,36 @@ def test_aiperf_public_dataset_is_not_synthetic(tmp_path: Path) -> None:
     run_import("aiperf", [f], tmp_path / "res", ImportOptions(label="A", method="m"))
     (row,) = _rows(tmp_path / "res")
     assert row["dataset_name"] == "sharegpt" and row["scenario"] == "sharegpt"
+
+
+# ---- 18: a truncated file gets one message in every importer -------------------------------------------
+
+TRUNCATABLE = [
+    ("aiperf", "aiperf/records-2025/profile_export_aiperf.json"),
+    ("aiperf", "aiperf/flat-2026-c16/profile_export_aiperf.json"),
+    ("genai-perf", "genai_perf/streaming-c100/profile_export_genai_perf.json"),
+    ("guidellm", "guidellm/benchmarks.json"),
+    ("llmperf", "llmperf/anyscale_7b_summary.json"),
+    ("vllm", "vllm/llmd-deployments/results.json"),
+]
+
+
+@pytest.mark.parametrize(("kind", "rel"), TRUNCATABLE)
+@pytest.mark.parametrize("fraction", [0.5, 0.9, 0.999])
+def test_a_truncated_file_says_truncated_in_every_importer(
+    tmp_path: Path, kind: str, rel: str, fraction: float
+) -> None:
+    data = (FIX / rel).read_bytes()
+    f = tmp_path / Path(rel).name
+    f.write_bytes(data[: int(len(data) * fraction)])  # cuts land inside strings, numbers, between keys
+    with pytest.raises(DataError, match=r"the JSON ends before it is complete \(truncated\?\)"):
+        run_import(kind, [f], tmp_path / "res", ImportOptions(label="A", method="m"))
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_a_truncated_sglang_file_says_truncated(tmp_path: Path, indent: int | None) -> None:
+    text = "".join(json.dumps(SG_2025, indent=indent) + "\n" for _ in range(1 if indent else 2))
+    f = tmp_path / "s.jsonl"
+    f.write_text(text[: len(text) - 40], encoding="utf-8")  # inside the last line's string key
+    with pytest.raises(DataError, match=r"the JSON ends before it is complete \(truncated\?\)"):
+        run_import("sglang", [f], tmp_path / "res", ImportOptions(label="A", method="m"))
