@@ -206,7 +206,7 @@ def test_vllm_bench_sweep_folder_and_untagged_files(tmp_path: Path) -> None:
 def test_sglang_tag_null_is_named_from_its_workload(tmp_path: Path) -> None:
     f = jsonl(tmp_path / "s.jsonl", {**SG_2025, "tag": None})
     out = run_import("sglang", [f], tmp_path / "res", ImportOptions(label="A", method="m"))
-    assert [r["scenario"] for r in _rows(tmp_path / "res")] == ["random-in512-out128"]
+    assert [r["scenario"] for r in _rows(tmp_path / "res")] == ["in512-out128"]
     assert any("no tag" in w and "--scenario" in w for w in out.warnings)
 
 

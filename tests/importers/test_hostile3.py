@@ -301,3 +301,69 @@ def test_a_truncated_sglang_file_says_truncated(tmp_path: Path, indent: int | No
     f.write_text(text[: len(text) - 40], encoding="utf-8")  # inside the last line's string key
     with pytest.raises(DataError, match=r"the JSON ends before it is complete \(truncated\?\)"):
         run_import("sglang", [f], tmp_path / "res", ImportOptions(label="A", method="m"))
+
+
+# ---- 17: cells named by the workload actually sent, the same for every client --------------------------
+
+
+def test_sglang_sharegpt_is_not_named_after_unused_random_lengths(tmp_path: Path) -> None:
+    # sglang writes random_input_len/random_output_len on every line; a ShareGPT run never used them
+    share = consistent(SG_2025, tag=None, dataset_name="sharegpt", random_input_len=1024, random_output_len=1024,
+                       total_input_tokens=22400, total_output_tokens=19800)  # fmt: skip
+    other = consistent(share, random_input_len=4096, duration=12.5)  # the same run, another unused value
+    out = run_import("sglang", [jsonl(tmp_path / "s.jsonl", share, other)], tmp_path / "res",
+                     ImportOptions(label="A", method="m"))  # fmt: skip
+    rows = _rows(tmp_path / "res")
+    assert [(r["scenario"], r["repeat"]) for r in rows] == [("sharegpt", 0), ("sharegpt", 1)]
+    assert not any("random_input_len" in str(r["workload"]) for r in rows)
+    assert not any("differ in" in w for w in out.warnings)
+
+
+def _genai_2025() -> dict[str, Any]:
+    """The streaming fixture in genai-perf's newer config schema (``input.synthetic_tokens``,
+    ``perf_analyzer.stimulus``): the same workload, the keys moved."""
+    obj = _fixture("genai_perf/streaming-c100/profile_export_genai_perf.json")
+    old = obj["input_config"]
+    obj["input_config"] = {
+        "model_names": old["model"], "endpoint": {"type": "kserve", "streaming": True},
+        "perf_analyzer": {"stimulus": {"concurrency": old["concurrency"]}},
+        "input": {"synthetic_tokens": {"mean": old["synthetic_input_tokens_mean"], "stddev": 20},
+                  "output_tokens": {"mean": old["output_tokens_mean"], "stddev": 0}},
+    }  # fmt: skip
+    return obj
+
+
+def test_both_genai_perf_schemas_name_one_workload_alike(tmp_path: Path) -> None:
+    old = FIX / "genai_perf/streaming-c100/profile_export_genai_perf.json"
+    new = document(tmp_path / "profile_export_genai_perf.json", _genai_2025())
+    res = tmp_path / "res"
+    run_import("genai-perf", [old], res, ImportOptions(label="old", method="m"))
+    run_import("genai-perf", [new], res, ImportOptions(label="new", method="m"))
+    names = {r["label"]: r["scenario"] for r in _rows(res)}
+    assert names == {"old": "in200-out500", "new": "in200-out500"}
+
+
+def test_vllm_and_sglang_random_runs_share_a_cell(tmp_path: Path) -> None:
+    from tests.importers.realformats import VLLM_2024
+
+    res = tmp_path / "res"
+    run_import("sglang", [jsonl(tmp_path / "s.jsonl", {**SG_2025, "tag": None, "max_concurrency": 4})], res,
+               ImportOptions(label="sg", method="a"))  # fmt: skip
+    run_import("vllm", [document(tmp_path / "v.json", VLLM_2024)], res, ImportOptions(label="vl", method="b"))
+    names = {r["label"]: (r["scenario"], r["max_concurrency"]) for r in _rows(res)}
+    assert names == {"sg": ("in512-out128", 4), "vl": ("in512-out128", 4)}  # not "random-..." and "default"
+
+
+def test_measured_lengths_keep_repeats_together(tmp_path: Path) -> None:
+    from tests.importers.realformats import VLLM_2024
+
+    a = consistent({k: v for k, v in VLLM_2024.items() if not isinstance(v, list)}, completed=100,
+                   total_input_tokens=51200, total_output_tokens=12730)  # fmt: skip
+    b = consistent(a, total_output_tokens=12890)  # EOS stops: 127.3 and 128.9 output tokens a request
+    run_import(
+        "vllm", [jsonl(tmp_path / "v.jsonl", a, b)], tmp_path / "res", ImportOptions(label="v", method="m")
+    )
+    assert [(r["scenario"], r["repeat"]) for r in _rows(tmp_path / "res")] == [
+        ("in512-out130", 0),
+        ("in512-out130", 1),
+    ]
