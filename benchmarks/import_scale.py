@@ -35,7 +35,7 @@ LINE = {
 def write(path: Path, n: int) -> None:
     with path.open("w", encoding="utf-8") as fh:
         for i in range(n):
-            fh.write(json.dumps({**LINE, "max_concurrency": 1 << (i % 10), "duration": 10.0 + i * 1e-6}))
+            fh.write(json.dumps({**LINE, "max_concurrency": 1 << (i % 10), "duration": 12.31 + i * 1e-6}))
             fh.write("\n")
 
 

@@ -100,7 +100,8 @@ def check(kind: str, path: Path, results: Path, opts: ImportOptions, n_objects: 
     assert rd2.manifest["source"] == "import"
     for r in rows:
         assert any(r.get(k) is not None for k in ("total_throughput", "output_throughput", *LATENCY_KEYS))
-        assert r["status"] in ("ok", "failed")
+        assert r["status"] in ("ok", "failed", "invalid")
+        assert r["status"] != "invalid" or r.get("invalid_reason")  # a contradicted rate, said why
         for k, v in r.items():
             if k.endswith(("_ms", "_throughput")) and isinstance(v, float):
                 assert not math.isnan(v)

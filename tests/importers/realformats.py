@@ -78,11 +78,37 @@ VLLM_06_LATENCY = {
 }  # fmt: skip
 
 
+_TOTALS = ("total_throughput", "total_token_throughput")
+
+
+def consistent(obj: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    """``obj`` with ``changes``, its rates then agreeing with its counts and duration as a real client's
+    do (issue 38: an import holds them against each other). A total throughput in ``changes`` sets the
+    duration ((input + output tokens) / throughput); every other rate follows from the duration."""
+    out = {**obj, **changes}
+    done, tin, tout = out.get("completed"), out.get("total_input_tokens"), out.get("total_output_tokens")
+    given = next((changes[k] for k in _TOTALS if k in changes), None)
+    if given:
+        out["duration"] = (tin + tout) / given
+    dur = out.get("duration")
+    if not dur or done is None:
+        return out
+    for key, value in (("request_throughput", done / dur), ("input_throughput", tin / dur),
+                       ("output_throughput", tout / dur), *((k, (tin + tout) / dur) for k in _TOTALS)):  # fmt: skip
+        if key in out and out[key] is not None:
+            out[key] = value
+    out.update({k: changes[k] for k in _TOTALS if k in changes})  # as given, to the last digit
+    if isinstance(out.get("concurrency"), float) and out.get("mean_e2e_latency_ms"):
+        out["concurrency"] = out["mean_e2e_latency_ms"] * done / 1000.0 / dur
+    return out
+
+
 def sweep_run(run_number: int, throughput: float) -> dict[str, Any]:
     out = {k: v for k, v in VLLM_2024.items() if k not in ("input_lens", "output_lens", "ttfts", "itls")}
-    out.update(total_token_throughput=throughput, duration=2.5 + run_number / 10, run_number=run_number)
-    out.update(max_num_seqs=64, max_concurrency=4, random_input_len=512, random_output_len=128)
-    return out
+    out.update(
+        run_number=run_number, max_num_seqs=64, max_concurrency=4, random_input_len=512, random_output_len=128
+    )
+    return consistent(out, total_token_throughput=throughput)
 
 
 def half_length_pair(tmp: Path) -> Path:
@@ -91,11 +117,11 @@ def half_length_pair(tmp: Path) -> Path:
     vLLM sent exactly 1,024 (issue 26 defect 2)."""
     from specsweep.importers import ImportOptions, run_import
 
-    sg = {**SG_2025, "tag": "in1024", "random_input_len": 1024, "random_range_ratio": 0.0, "completed": 100,
-          "total_input_tokens": 50600, "total_output_tokens": 12800, "total_throughput": 9000.0}  # fmt: skip
+    sg = consistent(SG_2025, tag="in1024", random_input_len=1024, random_range_ratio=0.0, completed=100,
+                    total_input_tokens=50600, total_output_tokens=12800, total_throughput=9000.0)  # fmt: skip
     vl = {k: v for k, v in VLLM_2024.items() if not isinstance(v, list)}
-    vl.update(completed=100, total_input_tokens=102400, total_output_tokens=12800, max_concurrency=8,
-              total_token_throughput=16446.0)  # fmt: skip
+    vl = consistent(vl, completed=100, total_input_tokens=102400, total_output_tokens=12800, max_concurrency=8,
+                    total_token_throughput=16446.0)  # fmt: skip
     res = tmp / "res"
     run_import("sglang", [jsonl(tmp / "sg.jsonl", sg)], res, ImportOptions(label="sglang", method="a"))
     run_import(

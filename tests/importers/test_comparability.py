@@ -21,6 +21,7 @@ from tests.importers.realformats import (
     SG_2024,
     SG_2025,
     VLLM_2024,
+    consistent,
     document,
     half_length_pair,
     jsonl,
@@ -39,9 +40,8 @@ def _vllm(num_prompts: int, tokens_in: int, duration: float) -> dict[str, Any]:
     """A vLLM result without per-request lists: num_prompts prompts of tokens_in input tokens each."""
     out = {k: v for k, v in VLLM_2024.items() if k not in ("input_lens", "output_lens", "ttfts", "itls",
                                                         "generated_texts", "errors")}  # fmt: skip
-    out.update(num_prompts=num_prompts, completed=num_prompts, total_input_tokens=num_prompts * tokens_in,
-               total_output_tokens=num_prompts * 200, duration=duration)  # fmt: skip
-    return out
+    return consistent(out, num_prompts=num_prompts, completed=num_prompts, total_input_tokens=num_prompts * tokens_in,
+                      total_output_tokens=num_prompts * 200, duration=duration)  # fmt: skip
 
 
 # ---- defect 1: different workloads or servers are not repeats ---------------------------------------
@@ -126,7 +126,7 @@ def test_sglang_half_length_prompts_against_vllm_full_length_get_no_winner(tmp_p
 
 def test_same_workload_gets_the_same_cell_name_in_every_import(tmp_path: Path) -> None:
     def line(n: int, tput: float) -> dict[str, Any]:
-        return {**SG_2025, "random_input_len": n, "total_input_tokens": n * 100, "total_throughput": tput}
+        return consistent(SG_2025, random_input_len=n, total_input_tokens=n * 100, total_throughput=tput)
 
     res = tmp_path / "res"
     a = jsonl(tmp_path / "a.jsonl", line(128, 4000.0), line(512, 5000.0))
@@ -173,7 +173,7 @@ def test_request_rate_runs_need_no_invented_concurrency(
 
 def test_old_sglang_rate_sweep_without_max_concurrency(tmp_path: Path) -> None:
     f = jsonl(
-        tmp_path / "old.jsonl", *[{**SG_2024, "request_rate": r, "duration": 20.0 + r} for r in (1.0, 4.0)]
+        tmp_path / "old.jsonl", *[consistent(SG_2024, request_rate=r, duration=20.0 + r) for r in (1.0, 4.0)]
     )
     run_import("sglang", [f], tmp_path / "res", ImportOptions(label="A", method="m", scenario="rag"))
     assert sorted(r["scenario"] for r in _rows(tmp_path / "res")) == [
@@ -206,7 +206,7 @@ def test_vllm_bench_sweep_folder_and_untagged_files(tmp_path: Path) -> None:
 def test_sglang_tag_null_is_named_from_its_workload(tmp_path: Path) -> None:
     f = jsonl(tmp_path / "s.jsonl", {**SG_2025, "tag": None})
     out = run_import("sglang", [f], tmp_path / "res", ImportOptions(label="A", method="m"))
-    assert [r["scenario"] for r in _rows(tmp_path / "res")] == ["random-in512-out128"]
+    assert [r["scenario"] for r in _rows(tmp_path / "res")] == ["in512-out128"]
     assert any("no tag" in w and "--scenario" in w for w in out.warnings)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from specsweep.cli import main
-from tests.importers.realformats import SG_2025, document, jsonl, sweep_run
+from tests.importers.realformats import SG_2025, consistent, document, jsonl, sweep_run
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = Path(__file__).parent / "fixtures"
@@ -28,8 +28,12 @@ def _commands() -> list[str]:
 
 def _files(d: Path) -> None:
     """The files the examples name, from real files of each producer."""
-    jsonl(d / "dspark_st3.jsonl", SG_2025, {**SG_2025, "max_concurrency": 16, "total_throughput": 6100.0})
-    jsonl(d / "dspark_st5.jsonl", {**SG_2025, "total_throughput": 5600.0}, {**SG_2025, "max_concurrency": 16})
+    jsonl(d / "dspark_st3.jsonl", SG_2025, consistent(SG_2025, max_concurrency=16, total_throughput=6100.0))
+    jsonl(
+        d / "dspark_st5.jsonl",
+        consistent(SG_2025, total_throughput=5600.0),
+        {**SG_2025, "max_concurrency": 16},
+    )
     shutil.copy(FIX / "vllm/llmd-deployments/results.json", d / "results.json")
     sweep = d / "sweep-results" / "SERVE--max_num_seqs=64-BENCH--max_concurrency=4"
     sweep.mkdir(parents=True)

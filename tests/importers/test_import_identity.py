@@ -20,6 +20,7 @@ from tests.importers.realformats import (
     VLLM_06,
     VLLM_06_LATENCY,
     VLLM_2024,
+    consistent,
     document,
     jsonl,
     sweep_run,
@@ -47,7 +48,7 @@ def test_same_file_twice_in_one_import_is_one_result(tmp_path: Path) -> None:
 
 
 def test_identical_lines_are_kept_once(tmp_path: Path) -> None:
-    other = {**SG_2025, "duration": 12.9, "total_throughput": 5010.0}
+    other = consistent(SG_2025, duration=12.9)
     f = jsonl(tmp_path / "a.jsonl", SG_2025, other, SG_2025)
     out = run_import("sglang", [f], tmp_path / "res", OPTS)
     rows = _rows(tmp_path / "res")
@@ -63,7 +64,7 @@ def test_same_file_into_the_same_results_dir_again(tmp_path: Path) -> None:
     assert "a.jsonl" in str(e.value)
     assert len(find_run_dirs([tmp_path / "res"])) == 1
     # the same result copied into another file is caught by its content, with its line
-    g = jsonl(tmp_path / "b.jsonl", {**SG_2025, "duration": 13.0}, SG_2025)
+    g = jsonl(tmp_path / "b.jsonl", consistent(SG_2025, duration=13.0), SG_2025)
     with pytest.raises(DataError, match="already imported") as e:
         run_import("sglang", [g], tmp_path / "res", OPTS)
     assert "b.jsonl:2" in str(e.value)
@@ -91,9 +92,9 @@ def test_vllm_sweep_folder_summary_and_runs_are_not_doubled(tmp_path: Path) -> N
 
 
 def test_rate_sweep_with_concurrency_flag_is_not_one_cell(tmp_path: Path) -> None:
-    sweep = [{**SG_2024, "request_rate": r, "duration": 20.0 + r} for r in (1.0, 2.0, 4.0)]
+    sweep = [consistent(SG_2024, request_rate=r, duration=20.0 + r) for r in (1.0, 2.0, 4.0)]
     share = {**SG_2024, "dataset_name": "sharegpt", "request_rate": float("inf"), "random_input_len": None}
-    f = jsonl(tmp_path / "old.jsonl", *sweep, share, {**share, "duration": 31.0})
+    f = jsonl(tmp_path / "old.jsonl", *sweep, share, consistent(share, duration=31.0))
     out = run_import(
         "sglang", [f], tmp_path / "res", ImportOptions(label="A", method="m", scenario="rag", concurrency=4)
     )
@@ -107,7 +108,7 @@ def test_rate_sweep_with_concurrency_flag_is_not_one_cell(tmp_path: Path) -> Non
 
 
 def test_concurrency_flag_never_silently_overrides_the_file(tmp_path: Path) -> None:
-    f = jsonl(tmp_path / "c.jsonl", SG_2025, {**SG_2025, "max_concurrency": 32, "duration": 9.0})
+    f = jsonl(tmp_path / "c.jsonl", SG_2025, consistent(SG_2025, max_concurrency=32, duration=9.0))
     with pytest.raises(DataError, match=r"max_concurrency 32 .*--override-concurrency") as e:
         run_import("sglang", [f], tmp_path / "res", ImportOptions(label="A", method="m", concurrency=8))
     assert "c.jsonl:2" in str(e.value) and _nothing_written(tmp_path / "res")

@@ -13,6 +13,7 @@ from specsweep.cli import main
 from specsweep.errors import DataError
 from specsweep.importers import ImportOptions, import_results
 from specsweep.store import find_run_dirs
+from tests.importers.realformats import consistent
 
 NEW = {
     "backend": "vllm", "dataset_name": "random", "request_rate": float("inf"), "max_concurrency": 8,
@@ -57,7 +58,7 @@ def _import(tmp: Path, kind: str, files: list[Path], *extra: str) -> int:
 
 
 def test_sglang_new_keys_and_infinity(tmp_path: Path) -> None:
-    f = _write(tmp_path / "a.jsonl", NEW, {**NEW, "max_concurrency": 16, "total_throughput": 3300.0})
+    f = _write(tmp_path / "a.jsonl", NEW, consistent(NEW, max_concurrency=16, total_throughput=3300.0))
     assert "Infinity" in f.read_text()
     assert _import(tmp_path, "sglang", [f]) == 0
     (rd,) = find_run_dirs([tmp_path / "res"])
@@ -93,7 +94,10 @@ def test_mean_e2e_from_concurrency(tmp_path: Path) -> None:
 
 def test_repeats_of_one_cell(tmp_path: Path) -> None:
     f = _write(
-        tmp_path / "a.jsonl", NEW, {**NEW, "total_throughput": 3100.0}, {**NEW, "total_throughput": 2950.0}
+        tmp_path / "a.jsonl",
+        NEW,
+        consistent(NEW, total_throughput=3100.0),
+        consistent(NEW, total_throughput=2950.0),
     )
     assert _import(tmp_path, "sglang", [f]) == 0
     ds = load([tmp_path / "res"])
@@ -166,7 +170,7 @@ def test_vllm_result_json(tmp_path: Path) -> None:
 
 def test_two_imports_make_one_result_set(tmp_path: Path) -> None:
     a = _write(tmp_path / "a.jsonl", NEW)
-    b = _write(tmp_path / "b.jsonl", {**NEW, "total_throughput": 2000.0, "mean_e2e_latency_ms": 1200.0})
+    b = _write(tmp_path / "b.jsonl", consistent(NEW, total_throughput=2000.0, mean_e2e_latency_ms=1200.0))
     assert (
         main(
             [

@@ -210,9 +210,11 @@ def test_different_clients_are_flagged_and_linked(tmp_path: Path) -> None:
     (note,) = [m for m in view.provenance.comparability if m.key == "note.clients"]
     assert "aiperf: A" in str(note.args["clients"]) and "genai-perf: G" in str(note.args["clients"])
     assert {s.label: s.clients for s in view.provenance.servers} == {"A": ["aiperf"], "G": ["genai-perf"]}
-    for lang in ("en", "zh"):
-        for fmt in ("md", "html"):
-            assert "docs/metrics.md#metrics-of-other-clients" in render(view, fmt, lang)
+    for lang in ("en", "zh"):  # a link, not a path to copy (issue 38 item 18)
+        assert "[docs/metrics.md](docs/metrics.md#metrics-of-other-clients)" in render(view, "md", lang)
+        assert '<a href="docs/metrics.md#metrics-of-other-clients">docs/metrics.md</a>' in render(
+            view, "html", lang
+        )
 
 
 @pytest.mark.parametrize(

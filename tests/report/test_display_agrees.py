@@ -23,7 +23,7 @@ TPUT = {3: {1: 1000.0, 8: 6000.0, 16: 9000.0}, 4: {1: 1005.0, 8: 6020.0}, 5: {1:
 def _line(c: int, tput: float) -> str:
     return json.dumps({
         "backend": "sglang", "dataset_name": "random", "tag": "chat_short", "max_concurrency": c,
-        "request_rate": "inf", "completed": 64, "duration": 10.0, "request_throughput": 6.4,
+        "request_rate": "inf", "completed": 64, "duration": 12800 / tput, "request_throughput": tput / 200,
         "output_throughput": tput / 2, "total_throughput": tput, "mean_e2e_latency_ms": 900.0,
         "p99_e2e_latency_ms": 1500.0, "mean_ttft_ms": 80.0, "p99_ttft_ms": 200.0, "mean_tpot_ms": 9.0,
         "p99_tpot_ms": 20.0, "total_input_tokens": 6400, "total_output_tokens": 6400,

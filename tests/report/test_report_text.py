@@ -26,8 +26,8 @@ def _lines(tag: str, conc: list[int], tput: float, i: int) -> str:
     for c in conc:
         row = {
             "backend": "sglang", "dataset_name": "random", "tag": tag, "max_concurrency": c,
-            "request_rate": "inf", "completed": 64, "duration": 10.0, "request_throughput": 6.4,
-            "output_throughput": tput * c, "total_throughput": tput * c * 2, "mean_e2e_latency_ms": 900.0,
+            "request_rate": "inf", "completed": 64, "duration": 6400 / (tput * c),
+            "request_throughput": 0.01 * tput * c, "output_throughput": tput * c, "total_throughput": tput * c * 2, "mean_e2e_latency_ms": 900.0,
             "p99_e2e_latency_ms": 1500.0, "mean_ttft_ms": 80.0 + c, "p99_ttft_ms": 200.0,
             "mean_tpot_ms": 9.0, "p99_tpot_ms": 20.0, "total_input_tokens": 6400, "total_output_tokens": 6400, "accept_length": 2.5 + i,
             "random_input_len": 64, "random_output_len": 64, "random_range_ratio": 0.0,

@@ -50,9 +50,17 @@ def _load(cfg: dict[str, Any]) -> tuple[Any, Any, Any]:
 
 
 def _dataset(cfg: dict[str, Any]) -> dict[str, Any]:
-    files = [d for d in cfg.get("datasets") or [] if isinstance(d, dict) and d.get("path")]
+    """The workload: a file (``input.file``, ``datasets[].path``), a public dataset AIPerf downloads
+    (0.10: ``datasets[0] = {"type": "public", "dataset": "sharegpt"}``; 0.8: ``input.public_dataset``),
+    else synthetic prompts of ``input.prompt`` lengths."""
+    sets = [d for d in cfg.get("datasets") or [] if isinstance(d, dict)]
+    files = [d for d in sets if d.get("path")]
+    public = next((d.get("dataset") or d.get("name") for d in sets if d.get("type") == "public"), None)
+    public = public or dig(cfg, "input", "public_dataset")
     path = dig(cfg, "input", "file") or (files[0]["path"] if files else None)
     prompt = dig(cfg, "input", "prompt") or {}
+    if isinstance(public, str) and public.strip() and not path:
+        return {"dataset_path": None, "dataset_name": public.strip(), "input_len": None, "output_len": None}
     return {
         "dataset_path": path,
         "dataset_name": (
@@ -77,7 +85,7 @@ def to_rows(obj: dict[str, Any], file: str, line: int) -> list[dict[str, Any]]:
                                                      if isinstance(m, dict)]  # fmt: skip
     model = models[0] if models and isinstance(models[0], str) else None
     flat.update(max_concurrency=conc, request_rate=rate, num_prompts=n, model=model, **_dataset(cfg))
-    row = normalise(flat, file, line)
+    row = normalise(flat, file, line, w.notes)
     row["server_params"] = {
         "model": model, "endpoint_type": dig(cfg, "endpoint", "type"), "streaming": dig(cfg, "endpoint", "streaming"),
     }  # fmt: skip

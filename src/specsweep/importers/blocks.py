@@ -26,6 +26,11 @@ class Where:
 
     def __init__(self, file: str, line: int) -> None:
         self.file, self.line = file, line
+        self.notes: list[str] = []  # values dropped as no measurement, for the row's import_notes
+
+    def dropped(self, field: str, v: Any, why: str) -> None:
+        if len(self.notes) < 20:
+            self.notes.append(f"{field}: {_shown(v)} in the file {why}; dropped")
 
     def error(self, msg: str, field: str) -> DataError:
         return DataError(msg, file=self.file, line=self.line, field=field)
@@ -65,6 +70,8 @@ def latency_block(
 ) -> None:
     """A latency block -> ``{stat}_{ours}_ms`` keys in ``out`` (``scale``: to ms, else from its unit)."""
     if not isinstance(block, dict):
+        if block is not None:
+            where.dropped(field, block, 'is not a statistics block (expected {"avg": .., "p99": ..})')
         return
     factor = scale if scale is not None else scale_of(block.get("unit"), where, field)
     stats = dict(block)
@@ -78,11 +85,15 @@ def latency_block(
         f = where.number(v, f"{field}.{name}")
         if f is not None and math.isfinite(f):
             out.setdefault(f"{prefix}_{ours}_ms", f * factor)
+        elif f is not None:
+            where.dropped(f"{field}.{name}", f, "is not a measurement")
 
 
 def value(block: Any, stat: str, where: Where, field: str) -> float | None:
     """One number of a block (``avg`` of ``{"unit": .., "avg": ..}``), None when absent."""
     if not isinstance(block, dict):
+        if block is not None:
+            where.dropped(field, block, "is not a statistics block")
         return None
     return where.number(block.get(stat), f"{field}.{stat}")
 
@@ -101,6 +112,13 @@ def read_blocks(
         if v is not None:
             flat.setdefault(ours, v)
     return flat
+
+
+def _shown(v: Any) -> str:
+    if isinstance(v, float) and not math.isfinite(v):
+        return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+    text = repr(v)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def per_request(total: Any, completed: Any) -> float | None:

@@ -10,6 +10,7 @@ Negative times, counts, rates or throughputs are refused.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,13 +112,24 @@ def _key_kind(k: str) -> tuple[str, bool]:
 # Measurements the clients write besides the summary statistics (never server parameters).
 OTHER_METRICS = frozenset(
     {"max_concurrent_requests", "total_output_tokens_retokenized", "output_throughput_retokenized",
-     "request_goodput:", "incomplete", "input_tokens_per_request", "output_tokens_per_request"}
+     "request_goodput:", "incomplete", "input_tokens_per_request", "output_tokens_per_request",
+     "accept_length", "accept_rate", "concurrency", "completed", "failed", "duration"}
 )  # fmt: skip
 
 
+# The shape of a measurement's name, whatever the client adds next (sglang's total_input_text_tokens,
+# total_input_vision_tokens, total_throughput_retokenized): totals and statistics, rates, times.
+_MEASURED = re.compile(
+    r"^(total_|mean_|median_|std_|p\d+(\.\d+)?_)"
+    r"|(_throughput|_retokenized|_per_s|_per_sec|_ms|_goodput|_latency|_duration)$"
+)
+
+
 def is_metric_key(k: str) -> bool:
-    """Whether a result key holds a measurement (a summary statistic, throughput, count or time)."""
-    return k in OTHER_METRICS or _key_kind(k)[1]
+    """Whether a result key holds a measurement (a summary statistic, throughput, count or time): by
+    what the key is, never by whether its value differs between results (a setting such as vLLM's
+    ``max_num_seqs`` or ``max_num_batched_tokens`` is no measurement)."""
+    return k in OTHER_METRICS or _key_kind(k)[1] or _MEASURED.search(k) is not None
 
 
 def _num(obj: dict[str, Any], key: str, file: str, line: int) -> float | None:
@@ -167,15 +179,15 @@ def _shown(v: Any) -> str:
     return repr(v)
 
 
-def normalise(obj: dict[str, Any], file: str, line: int) -> dict[str, Any]:
+def normalise(obj: dict[str, Any], file: str, line: int, notes: list[str] | None = None) -> dict[str, Any]:
     """Our summary-row metric keys from a bench_serving / vllm result object (computing gaps).
 
     ``request_rate`` Infinity (all requests at once) is kept as ``"inf"`` (vLLM's own spelling; JSON
     has no infinity). Any other infinite or NaN metric is no measurement: it is dropped and the row
-    says so in ``import_notes``.
+    says so in ``import_notes`` (with ``notes``: what the importer itself dropped).
     """
     row: dict[str, Any] = {}
-    notes: list[str] = []
+    notes = list(notes or ())
     for k, v in obj.items():
         kind = _KEY_KIND.get(k)
         if kind is None:

@@ -43,15 +43,19 @@ def to_rows(obj: dict[str, Any], file: str, line: int) -> list[dict[str, Any]]:
         max_concurrency=cfg.get("concurrency", stim.get("concurrency")),
         request_rate=cfg.get("request_rate", stim.get("request_rate")),
         model=model,
-        dataset_name=cfg.get("prompt_source")
-        or ("synthetic" if cfg.get("synthetic_input_tokens_mean") else None),
+        dataset_name=cfg.get("prompt_source")  # both schemas: generated prompts are "synthetic"
+        or (
+            "synthetic"
+            if cfg.get("synthetic_input_tokens_mean") or dig(cfg, "input", "synthetic_tokens")
+            else None
+        ),
         dataset_path=cfg.get("input_file") or cfg.get("input_dataset"),
         input_len=cfg.get("synthetic_input_tokens_mean", dig(cfg, "input", "synthetic_tokens", "mean")),
         output_len=cfg.get("output_tokens_mean", dig(cfg, "input", "output_tokens", "mean")),
     )
     if isinstance(flat["output_len"], (int, float)) and flat["output_len"] < 0:
         flat["output_len"] = None  # -1: not requested
-    row = normalise(flat, file, line)
+    row = normalise(flat, file, line, w.notes)
     if "input_throughput" in flat:
         row["computed_keys"] = sorted({*row.get("computed_keys", []), "input_throughput"})
     row["server_params"] = {

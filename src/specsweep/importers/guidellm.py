@@ -105,7 +105,7 @@ def to_rows(obj: dict[str, Any], file: str, line: int) -> list[dict[str, Any]]:
         flat.update(
             duration=dur, max_concurrency=conc, request_rate=rate, model=model, **_data(args.get("data"))
         )
-        row = normalise(flat, file, line)
+        row = normalise(flat, file, line, w.notes)
         row["benchmark_index"] = i
         row["server_params"] = {
             "model": model,

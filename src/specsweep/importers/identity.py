@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from typing import Any
 
 import orjson
@@ -91,12 +92,34 @@ def wrong_importer(kind: str, obj: dict[str, Any]) -> str | None:
     return f"this is {NAMES[who]} result (keys {shown}): use `specsweep import {who}`, not `import {kind}`"
 
 
+# What makes two servers different servers, in sglang's ``server_info`` (its /get_server_info: the
+# ServerArgs, the engine version): parallelism, quantization and dtypes, speculative settings.
+_SERVER_SETTING = re.compile(
+    r"^((tp|dp|pp|ep|moe_ep|moe_tp|moe_dp|attn_tp|attention_tp)_size|quantization|dtype|kv_cache_dtype"
+    r"|enable_dp_attention|speculative_[a-z_]+|version|model_path)$"
+)
+
+
+def server_settings(info: Any) -> dict[str, Any]:
+    """The settings of sglang's ``server_info`` that tell servers apart (:data:`_SERVER_SETTING`),
+    the version as ``engine_version``; scalars only, None (not set) left out."""
+    if not isinstance(info, dict):
+        return {}
+    out = {}
+    for k, v in info.items():
+        if isinstance(k, str) and _SERVER_SETTING.match(k) and isinstance(v, (str, bool, int, float)):
+            out["engine_version" if k == "version" else k] = v
+    return out
+
+
 def recorded_params(obj: dict[str, Any]) -> dict[str, Any]:
     """The server parameters a sglang / vLLM result records: every top-level scalar that is no
     metric, no workload field and no per-run key (``bench sweep`` merges its serve overrides such as
-    ``max_num_seqs`` in, ``--metadata k=v`` adds strings, some harnesses add ``framework``)."""
+    ``max_num_seqs`` in, ``--metadata k=v`` adds strings, some harnesses add ``framework``), and the
+    server settings of sglang's ``server_info`` (:func:`server_settings`)."""
     keep = {k: v for k, v in obj.items() if not (k in RUN_KEYS or k in WORKLOAD_KEYS or is_metric_key(k))}
-    return clean_params({k: v for k, v in keep.items() if isinstance(v, (str, bool, int, float))})
+    scalars = {k: v for k, v in keep.items() if isinstance(v, (str, bool, int, float))}
+    return clean_params({**scalars, **server_settings(obj.get("server_info"))})
 
 
 def clean_params(params: dict[str, Any]) -> dict[str, Any]:
@@ -114,27 +137,69 @@ def clean_params(params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# Datasets of generated prompts of a requested length: a cell is named by the lengths alone, whatever
+# the client calls them (sglang "random", AIPerf / genai-perf "synthetic", vLLM often nothing).
+SYNTHETIC = frozenset({"random", "random-ids", "synthetic", "random_ids"})
+# Fields each dataset kind uses; a client records the others too (sglang writes random_input_len on a
+# ShareGPT run), and an unused field names nothing and separates nothing.
+_USED_BY = {"random_": SYNTHETIC, "sharegpt_": frozenset({"sharegpt"}), "sonnet_": frozenset({"sonnet"})}
+
+
+def _used(row: dict[str, Any], key: str) -> bool:
+    name = row.get("dataset_name")
+    for prefix, kinds in _USED_BY.items():
+        if key.startswith(prefix):
+            return not isinstance(name, str) or name.strip().lower() in kinds
+    return True
+
+
 def workload_fields(row: dict[str, Any]) -> dict[str, Any]:
-    """The declared workload of a row (:data:`WORKLOAD_KEYS` that are set), values made comparable."""
-    return {k: _plain(row[k]) for k in WORKLOAD_KEYS if row.get(k) is not None}
+    """The declared workload of a row (:data:`WORKLOAD_KEYS` that are set and that its dataset uses),
+    values made comparable."""
+    return {k: _plain(row[k]) for k in WORKLOAD_KEYS if row.get(k) is not None and _used(row, k)}
 
 
 def default_scenario(row: dict[str, Any]) -> str:
-    """A scenario name from the workload when a result has no tag: ``random-in1024-out256``,
-    ``sharegpt``, ``nvfp4_agent`` (a dataset file's stem), ``in1000-out500`` (dataset unknown)."""
+    """A scenario name from the workload actually sent when a result has no tag, the same for every
+    client: a dataset file's stem (``nvfp4_agent``); a named dataset and the lengths it uses
+    (``sharegpt``, ``sharegpt-out256``, ``sonnet-in550-out150``); generated prompts by their lengths
+    alone (``in1024-out256``: sglang's random, AIPerf's and genai-perf's synthetic, vLLM's random),
+    from the requested lengths, else from the tokens per request the file measured (:func:`_sent`)."""
     path = row.get("dataset_path")
     if isinstance(path, str) and path.strip():
         stem = path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
         return stem.rsplit(".", 1)[0] or stem
     name = row.get("dataset_name")
+    named = isinstance(name, str) and name.strip() and name.strip().lower() not in SYNTHETIC
     lens = []
     for side, keys in (("in", ("random_input_len", "input_len", "sonnet_input_len")),
                        ("out", ("random_output_len", "output_len", "sonnet_output_len", "sharegpt_output_len"))):  # fmt: skip
-        v = next((_plain(row[k]) for k in keys if row.get(k) not in (None, "")), None)
+        v = next((_plain(row[k]) for k in keys if row.get(k) not in (None, "") and _used(row, k)), None)
+        if v is None and not named:  # generated prompts with no recorded length: the tokens sent
+            per = row.get(f"{'input' if side == 'in' else 'output'}_tokens_per_request")
+            total, done = (
+                row.get(f"total_{'input' if side == 'in' else 'output'}_tokens"),
+                row.get("completed"),
+            )
+            if (
+                not isinstance(per, (int, float))
+                and isinstance(total, (int, float))
+                and isinstance(done, (int, float))
+            ):
+                per = total / done if done > 0 else None
+            v = _sent(per)
         if v is not None:
             lens.append(f"{side}{v}")
-    parts = ([str(name)] if name else []) + lens
+    parts = ([str(name).strip()] if named else []) + lens
     return "-".join(parts) or "default"
+
+
+def _sent(per: Any) -> int | None:
+    """A measured mean length as a name: exact when every request had it (fixed lengths), else to 2
+    significant digits, so that repeats whose EOS stops differ a little keep one name."""
+    if not isinstance(per, (int, float)) or not math.isfinite(per) or per <= 0:
+        return None
+    return round(per) if abs(per - round(per)) < 1e-6 else int(float(f"{per:.2g}"))
 
 
 def digest(obj: Any) -> bytes:

@@ -59,7 +59,7 @@ def to_rows(obj: dict[str, Any], file: str, line: int) -> list[dict[str, Any]]:
         flat["total_input_tokens"] = tin * done
     if done is not None and tout is not None:
         flat["total_output_tokens"] = tout * done
-    row = normalise(flat, file, line)
+    row = normalise(flat, file, line, w.notes)
     derived = [
         k
         for k in ("request_throughput", "total_input_tokens", "total_output_tokens")

@@ -19,7 +19,7 @@ from specsweep import cellnames
 from specsweep.errors import DataError
 from specsweep.importers import grouping, identity
 from specsweep.importers.common import ImportOptions
-from specsweep.importers.plausible import check_row
+from specsweep.importers.plausible import check_row, contradictions
 from specsweep.importers.reader import read_objects
 from specsweep.store import SUMMARY, dumps
 
@@ -41,8 +41,8 @@ class Pass:
         self.dups: list[str] = []
         self.backends: set[str] = set()
         self.models: set[str] = set()
-        self.overridden = self.noted = 0
-        self.first_note = ""
+        self.overridden = self.noted = self.invalid = 0
+        self.first_note = self.first_invalid = ""
         self.derived: dict[str, int] = {}  # scenario names derived from the workload (no tag) -> results
 
     def read(self, tmp: Path, paths: list[Path], earlier: set[bytes], earlier_dir: str) -> None:
@@ -82,9 +82,18 @@ class Pass:
                 "JSON nested too deeply to read: not a benchmark result", file=where, line=line
             ) from None
         rows = self.to_rows(obj, where, line)
-        for i, row in enumerate(rows):
+        for row in rows:
             check_row(row, where, line)  # values no run can produce (1e300 tok/s, p99 < median)
-            d = d0 if len(rows) == 1 else identity.digest([d0.hex(), i])
+            # several results in one object (GuideLLM's benchmarks): each by its own content, so the same
+            # benchmark twice (in one file or two) is one result, not a repeat
+            d = (
+                d0
+                if len(rows) == 1
+                else identity.digest({k: v for k, v in row.items() if k != "benchmark_index"})
+            )
+            bad = contradictions(row, self.kind)  # a rate its own counts and duration contradict
+            if bad:
+                row["invalid_reason"] = "; ".join(bad)
             if d in self.seen:
                 if len(self.dups) < 3:
                     ffi, fline = divmod(self.seen[d], 1 << 40)
@@ -122,6 +131,9 @@ class Pass:
         )
         tin, tout = grouping.tokens(row)
         self.groups.add(key, tin, tout)
+        if row.get("invalid_reason"):
+            self.invalid += 1
+            self.first_invalid = self.first_invalid or f"{_where(where, line)}: {row['invalid_reason']}"
         notes = [x for x in row.get("import_notes", ()) if not x.startswith("latency only")]
         if notes:
             self.noted += 1
@@ -152,7 +164,13 @@ class Pass:
             )
         if self.noted:
             warnings.append(
-                f"{self.noted} result(s) had infinite or NaN metric values, dropped (import_notes): {self.first_note}"
+                f"{self.noted} result(s) had infinite or NaN metric values, or statistics that are no block "
+                f"of numbers, dropped (import_notes): {self.first_note}"
+            )
+        if self.invalid:
+            warnings.append(
+                f"{self.invalid} result(s) state a rate that their own counts and duration contradict: imported "
+                f"as invalid (set aside by reports, never recommended): {self.first_invalid}"
             )
         if self.derived:
             named = ", ".join(f"{n!r}" for n in sorted(self.derived)[:3])
@@ -193,6 +211,8 @@ class Pass:
                 if row.get("completed") is not None and row["completed"] == 0:
                     row["status"] = "failed"
                     row["error"] = "no request completed"
+                elif row.get("invalid_reason"):
+                    row["status"] = "invalid"
                 out.write(dumps(row) + b"\n")
                 n += 1
             out.flush()

@@ -9,8 +9,7 @@ Two shapes, told apart by the first non-empty line:
   ``summary.json`` list): the first line is not complete on its own. The document is parsed whole;
   a list's items are located by their real line, so errors say "item 3 (line 120)".
 
-Errors name the real place: a truncated document is "ends before the JSON is complete" at its last
-line, not "syntax error on line 1"; nesting too deep for the parser is one clear error, not a
+Errors name the real place: a truncated document or line is :data:`TRUNCATED` at its last line, not "syntax error on line 1"; nesting too deep for the parser is one clear error, not a
 RecursionError. Python's ``Infinity``/``NaN`` literals are accepted (sglang writes them).
 """
 
@@ -28,6 +27,7 @@ from specsweep.errors import DataError
 from specsweep.inputs import open_regular
 
 _DECODER = json.JSONDecoder()
+TRUNCATED = "the JSON ends before it is complete (truncated?)"  # one message in every importer
 _WS = " \t\r\n"
 
 
@@ -96,10 +96,9 @@ def read_objects(path: Path) -> Iterator[Located]:
             try:
                 value = _loads(raw, path, lineno)
             except (json.JSONDecodeError, UnicodeDecodeError) as e:  # bytes: json guesses UTF-8/16/32
-                msg = "not valid JSON"
-                if isinstance(e, json.JSONDecodeError) and e.pos >= len(raw.rstrip()):
-                    msg = "the line ends before its JSON is complete (truncated?)"
-                raise DataError(f"{msg} ({e})", file=str(path), line=lineno) from e
+                if isinstance(e, json.JSONDecodeError) and _cut(e, len(raw.rstrip())):
+                    raise DataError(f"{TRUNCATED}: {e.msg}", file=str(path), line=lineno) from e
+                raise DataError(f"not valid JSON ({e})", file=str(path), line=lineno) from e
             yield from _values(value, lineno)
 
 
@@ -167,13 +166,16 @@ def _list_items(text: str, pos: int, path: Path) -> Iterator[Located]:
         if pos < n and text[pos] == "]":
             return
         line = text.count("\n", 0, pos) + 1
-        what = "the file ends before the list is closed (truncated?)" if pos >= n else "expected ',' or ']'"
+        what = f"{TRUNCATED}: the list is not closed" if pos >= n else "expected ',' or ']'"
         raise DataError(f"{what} after item {item}", file=str(path), line=line)
 
 
+def _cut(e: json.JSONDecodeError, end: int) -> bool:
+    """Whether the JSON stops short: the error is at its end, or a string never closes before it."""
+    return e.pos >= end or e.msg.startswith("Unterminated string")
+
+
 def _syntax(e: json.JSONDecodeError, text: str, path: Path) -> DataError:
-    if e.pos >= len(text.rstrip(_WS)):
-        return DataError(
-            f"the file ends before the JSON is complete (truncated?): {e.msg}", file=str(path), line=e.lineno
-        )
+    if _cut(e, len(text.rstrip(_WS))):
+        return DataError(f"{TRUNCATED}: {e.msg}", file=str(path), line=e.lineno)
     return DataError(f"not valid JSON: {e.msg} (column {e.colno})", file=str(path), line=e.lineno)

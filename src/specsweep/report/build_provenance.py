@@ -38,10 +38,11 @@ def clients_note(servers: list[V.ServerInfo]) -> list[V.Msg]:
     if len(tools) < 2:
         return []
     by = "; ".join(f"{tool}: " + ", ".join(s.label for s in servers if tool in s.clients) for tool in tools)
-    return [V.Msg(key="note.clients", args={"clients": by, "doc": METRICS_DOC})]
+    return [V.Msg(key="note.clients", args={"clients": by, "doc": METRICS_DOC, "doc_href": METRICS_HREF})]
 
 
-METRICS_DOC = "docs/metrics.md#metrics-of-other-clients"
+METRICS_DOC = "docs/metrics.md"
+METRICS_HREF = "docs/metrics.md#metrics-of-other-clients"  # the renderers make {doc} a link to it
 
 
 def provenance(ds: Dataset, t: core.Table, now: str | None) -> V.Provenance:

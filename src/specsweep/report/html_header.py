@@ -81,9 +81,7 @@ def header(page: HtmlPage) -> str:
     if ties:
         items.append((page.shared_label("prov.ties"), esc(("" if page.lang == "zh" else " ").join(ties))))
     for m in p.comparability:
-        items.append(
-            (page.shared_label("prov.comparability"), f"<strong>{esc(i18n.text(m, page.lang))}</strong>")
-        )
+        items.append((page.shared_label("prov.comparability"), f"<strong>{_linked(m, page.lang)}</strong>"))
     if p.generated_at:
         items.append((page.shared_label("prov.generated"), esc(p.generated_at)))
     if p.tool_versions:
@@ -113,3 +111,9 @@ def varied_note(page: HtmlPage) -> str:
     if page.view.kind == "sweep" and page.view.varied_param:
         return f" (<code>{esc(page.view.varied_param)}</code>)"
     return ""
+
+
+def _linked(m: i18n.Msg, lang: str) -> str:
+    """A message's text, escaped, with the document it names as a link."""
+    t, link = esc(i18n.text(m, lang)), i18n.doc_link(m)
+    return t.replace(esc(link[0]), f'<a href="{esc(link[1])}">{esc(link[0])}</a>', 1) if link else t

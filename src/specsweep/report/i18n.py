@@ -68,6 +68,13 @@ def text(msg: Msg, lang: str) -> str:
     return tmpl.format_map(_Args(msg.args, lang))
 
 
+def doc_link(msg: Msg) -> tuple[str, str] | None:
+    """(text, href) when a message names a document to read (args ``doc`` and ``doc_href``): the
+    renderers show that ``{doc}`` as a link."""
+    doc, href = msg.args.get("doc"), msg.args.get("doc_href")
+    return (str(doc), str(href)) if isinstance(doc, str) and isinstance(href, str) and doc and href else None
+
+
 class _Args(dict[str, Any]):
     """Template arguments; ``{x_label}`` looks up ``label(x)`` so templates can name labels."""
 

@@ -101,8 +101,14 @@ def _provenance_common(view: ReportView, lang: str, sep: str) -> list[str]:
     ties = [text(m, lang) for m in (view.noise.ties_min, view.noise.ties) if m is not None]
     if ties:
         out.append(f"- {L('prov.ties')}{sep}{('' if lang == 'zh' else ' ').join(ties)}")
-    out += [f"- **{L('prov.comparability')}**{sep}{text(m, lang)}" for m in p.comparability]
+    out += [f"- **{L('prov.comparability')}**{sep}{_linked(m, lang)}" for m in p.comparability]
     return out
+
+
+def _linked(m: Msg, lang: str) -> str:
+    """A message's text with the document it names as a Markdown link."""
+    t, link = text(m, lang), i18n.doc_link(m)
+    return t.replace(link[0], f"[{link[0]}]({link[1]})", 1) if link else t
 
 
 def core_table(view: ReportView, lang: str) -> list[str]:
