@@ -23,7 +23,7 @@ equal to st=5 and EAGLE as measured (far behind) naming an st=3 / st=5 winner; o
 least twice the margin, the share decided for the right config, against the baseline's; and the
 share of equivalence verdicts whose true gap is under the margin.
 
-    python3 benchmarks/adaptive_design.py --replays 1000 --write docs/statistics.md
+    python3 benchmarks/adaptive_design.py --replays 50 --write docs/statistics.md
 """
 
 from __future__ import annotations
