@@ -23,7 +23,7 @@ equal to st=5 and EAGLE as measured (far behind) naming an st=3 / st=5 winner; o
 least twice the margin, the share decided for the right config, against the baseline's; and the
 share of equivalence verdicts whose true gap is under the margin.
 
-    python3 benchmarks/adaptive_design.py --replays 1000 --write docs/statistics.md
+    python3 benchmarks/adaptive_design.py --replays 50 --write docs/statistics.md
 """
 
 from __future__ import annotations
@@ -43,10 +43,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # a sibling helper, also when loaded by path
 from doc_section import emit
 from specsweep import stats
+from specsweep.adaptive import race
 from specsweep.adaptive.schedule import step
 from specsweep.adaptive.types import DesignSettings, DesignState, Observation, Point
 from specsweep.stats_compare import compare
 from specsweep.stats_noise import fit
+from specsweep.workload.scenarios import default_num_prompts
 
 LABELS = ("DSpark(st=3)", "DSpark(st=5)", "EAGLE")
 FILTER = {"DSpark(st=3)": ("dspark", "3"), "DSpark(st=5)": ("dspark", "5"), "EAGLE": ("eagle", "")}
@@ -100,20 +102,41 @@ def reference_grid() -> Grid:
 @dataclass(frozen=True)
 class Noise:
     name: str
-    sd: float
+    sd: float  # a run's noise inside a launch (log sd)
     law: str = "normal"  # normal | t3
     drift: float = 0.0  # log drift over the baseline's duration, by the clock
+    launch_sd: float = 0.0  # each launch of a config has its own level, shared by its runs
+    bias: float = 0.02  # sd of two configs' short-run bias difference at an eighth, scaled as 1/length - 1
+    request_sd: float = 0.01  # a full run's request sampling; a run of length f: request_sd / sqrt(f)
 
 
 class World:
-    """Draws runs: the true value times the noise (and the drift at the run's virtual time)."""
+    """Draws runs: the true value times the noise, the run's launch level, its length's bias (per
+    config and cell, fixed for the replay) and the drift at the run's virtual time. Launch levels and
+    biases come from their own stream, so both designs and the baseline meet the same ones."""
 
     def __init__(self, grid: Grid, noise: Noise, rng: np.random.Generator, horizon_s: float) -> None:
         self.grid, self.noise, self.rng, self.horizon = grid, noise, rng, horizon_s
+        fixed = np.random.default_rng(rng.integers(2**63))
+        self.levels = {lab: fixed.normal(0.0, noise.launch_sd, 16) for lab in LABELS}
+        per = noise.bias / math.sqrt(2.0)
+        self.beta = {(lab, p): fixed.normal(0.0, per) for lab in LABELS for p in grid.points}
 
-    def value(self, label: str, p: Point, t: float) -> float:
+    def value(self, label: str, p: Point, t: float, launch: int = 0, length: float = 1.0) -> float:
         z = self.rng.standard_t(3) / math.sqrt(3.0) if self.noise.law == "t3" else self.rng.normal()
-        return self.grid.truth[(label, p)] * math.exp(self.noise.sd * z + self.noise.drift * t / self.horizon)
+        q = self.noise.request_sd / math.sqrt(length) * self.rng.normal()
+        bias = self.beta[(label, p)] * race.g(length)
+        level = self.levels[label][min(launch, 15)]
+        return self.grid.truth[(label, p)] * math.exp(
+            self.noise.sd * z + q + bias + level + self.noise.drift * t / self.horizon
+        )
+
+
+def length_of(p: Point, fraction: float, settings: DesignSettings) -> float:
+    """A run's real length: ``fraction`` of the cell's reference prompts in whole waves, at least
+    ``min_waves`` (as the loop runs it)."""
+    n = default_num_prompts(p[1])
+    return race.run_prompts(fraction, n, p[1], settings.min_waves) / n
 
 
 def baseline_cost(grid: Grid, launch: float, order: str = "interleaved") -> float:
@@ -133,18 +156,21 @@ def replay_design(
     clock, seq = 0.0, 0
     launch_s = dict.fromkeys(LABELS, launch)
     count: dict[tuple[str, Point], int] = {}
+    launches: dict[str, int] = {}
     state, prior = step(obs, LABELS, world.grid.points, settings, launch_s)
     while state.next is not None:
         for la in state.next.launches:
             clock += launch
-            for p in la.runs:
-                c = world.grid.cost[(la.label, p)]
+            li = launches.get(la.label, 0)
+            launches[la.label] = li + 1
+            for i, p in enumerate(la.runs):
+                f = length_of(p, la.length(i), settings) if la.lengths else 1.0
+                c = world.grid.cost[(la.label, p)] * f
                 clock += c
                 rep = count.get((la.label, p), 0)
                 count[(la.label, p)] = rep + 1
-                obs.append(
-                    Observation(la.label, p, rep, state.next.round, seq, world.value(la.label, p, clock), c)
-                )
+                v = world.value(la.label, p, clock, li, f)
+                obs.append(Observation(la.label, p, rep, state.next.round, seq, v, c, f))
                 seq += 1
         state, prior = step(obs, LABELS, world.grid.points, settings, launch_s, prior)
     return state, obs
@@ -161,7 +187,7 @@ def replay_baseline(world: World, launch: float, level: float) -> dict[tuple[Poi
                 clock += world.grid.cost[(lab, p)]
                 cfg.append(lab)
                 cell.append(p)
-                y.append(math.log(world.value(lab, p, clock)))
+                y.append(math.log(world.value(lab, p, clock, r)))
                 rnd.append(r)
     model = fit(cfg, cell, y, pos=np.arange(len(y), dtype=float), domain=["run"] * len(y), rounds=rnd,
                 block_domains=frozenset({"run"}), diagnostics=False)  # fmt: skip
@@ -197,6 +223,7 @@ class Row:
     launch: float
     replays: int
     budget: str = ""
+    design: str = ""
     cost_mean: float = 0.0  # share of the interleaved baseline
     cost_p95: float = 0.0
     cost_blocked: float = 0.0  # mean share of the blocked baseline
@@ -221,7 +248,8 @@ def measure(
     rng = np.random.default_rng(seed)
     base = baseline_cost(grid, launch)
     blocked = baseline_cost(grid, launch, "blocked")
-    row = Row(noise.name, launch, replays, _budget(settings), floor=first_pass_cost(grid, launch) / base)
+    row = Row(noise.name, launch, replays, _budget(settings), design_name(settings),
+              floor=first_pass_cost(grid, launch) / base)  # fmt: skip
     costs, right, right_b, big, eq_ok, eq_n, wrong, decided = [], 0, 0, 0, 0, 0, 0, 0
     aa_fam: dict[str, int] = {}  # A/A replays naming a winner, per BH family
     aa_fam_b: dict[str, int] = {}
@@ -274,19 +302,29 @@ def measure(
     return row
 
 
-NOISES = (Noise("log-normal 3%", 0.03), Noise("log-normal 5%", 0.05), Noise("log-normal 10%", 0.10),
-          Noise("Student-t(3) 5%", 0.05, "t3"), Noise("drift 5% over the baseline's time, 3%", 0.03, drift=0.05))  # fmt: skip
+NOISES = (
+    Noise("log-normal 5%, launches 0%", 0.05),
+    Noise("log-normal 5%, launches 1%", 0.05, launch_sd=0.01),
+    Noise("log-normal 5%, launches 3%", 0.05, launch_sd=0.03),
+    Noise("log-normal 3%, launches 1%", 0.03, launch_sd=0.01),
+    Noise("log-normal 10%, launches 1%", 0.10, launch_sd=0.01),
+    Noise("Student-t(3) 5%, launches 3%", 0.05, "t3", launch_sd=0.03),
+    Noise("drift 5% over the baseline's time, 3%, launches 1%", 0.03, drift=0.05, launch_sd=0.01),
+    Noise("log-normal 5%, launches 1%, short-run bias 4%", 0.05, launch_sd=0.01, bias=0.04),
+)
+RACE = replace(DEFAULT, race=True)
+DESIGNS = (DEFAULT, RACE)
 
 
-NO_BUDGET = replace(DEFAULT, budget_fraction=None)
+def design_name(s: DesignSettings) -> str:
+    return "racing (2nd)" if s.race else "1st generation"
 
 
 def rows_to_run() -> list[tuple[Noise, float, DesignSettings]]:
-    """Every noise at 300 s launches with the default settings and with no budget (the rules alone
-    stop it); the launch-cost sensitivity rows at 5% noise."""
-    default = DEFAULT
-    rows = [(n, 300.0, st) for st in (default, NO_BUDGET) for n in NOISES]
-    return rows + [(NOISES[1], launch, st) for launch in (60.0, 900.0) for st in (default, NO_BUDGET)]
+    """Every noise at 300 s launches, and the launch-cost rows (60 s, 900 s) at 5% noise with 1%
+    launch levels, each for both generations of the design (the same seeds: the same replays)."""
+    rows = [(n, 300.0, st) for n in NOISES for st in DESIGNS]
+    return rows + [(NOISES[1], launch, st) for launch in (60.0, 900.0) for st in DESIGNS]
 
 
 def _row(args: tuple[Grid, Noise, float, int, int, DesignSettings]) -> Row:
@@ -303,30 +341,42 @@ def _budget(s: DesignSettings) -> str:
     return " or ".join(parts) if parts else "none"
 
 
+def cost_target(launch: float) -> tuple[float, float] | None:
+    """Issue 36's cost targets (mean, p95) as shares of the 3-repeat grid: 25% / 30% at 300 s
+    launches, 15% (mean) at 60 s; none stated at 900 s."""
+    return {300.0: (0.25, 0.30), 60.0: (0.15, 1.0)}.get(launch)
+
+
 def markdown(rows: Sequence[Row], command: str, settings: DesignSettings) -> str:
     def pct(x: float) -> str:
         return f"{x * 100:.1f}%"
 
     out = [
         f"Generated by `{command}` (settings: margin {settings.margin:.0%}, max_repeats {settings.max_repeats}, "
-        f"budget as the column says; the default is {_budget(settings)}). Costs are shares of the same grid with "
+        f"budget {_budget(settings)}; racing: short looks at {RACE.short_fraction:.3g} of the reference length, "
+        f"at least {RACE.min_waves} waves, launch_sd {RACE.launch_sd:.0%}, short_bias {RACE.short_bias:.0%}). "
+        "Costs are shares of the same grid with "
         '`repeats: 3` run interleaved (3 rounds, a launch per config per round); "blocked" against one launch '
-        "per config. The floor is the first pass alone (every cell once): no design that measures every cell "
-        "can cost less.",
+        "per config. The floor is a first pass of full runs (every cell once). Both designs of a row meet "
+        "the same launch levels and short-run biases (the same seed).",
         "",
-        "| noise | launch | budget | replays | cost mean (p95) | vs blocked | floor | A/A any winner in a family: "
-        "design / baseline | st=3 = st=5, EAGLE behind: any st=3/st=5 winner | gap >= 2 margins right: design / baseline "
-        "| equivalence right (verdicts) | targets met |",
+        "| noise | launch | design | replays | cost mean (p95) | vs blocked | full-pass floor | A/A any winner in a family: "
+        "design / baseline | st=3 = st=5, EAGLE behind: any st=3/st=5 winner: design / baseline | "
+        "gap >= 2 margins right: design / baseline | equivalence right (verdicts) | targets met |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         level_ok = max(r.aa_any, r.aaw_any) <= 0.05 + 2 * se(0.05, r.replays)
         power_ok = r.right >= r.right_base - se(r.right_base, r.n_big)
         eq_ok = r.n_eq == 0 or r.eq_right >= 0.95 - 2 * se(0.95, r.n_eq)
-        cost_ok = r.cost_mean <= 0.25 and r.cost_p95 <= 0.40
-        met = "yes" if level_ok and power_ok and eq_ok and cost_ok else (
-            "all but cost" if level_ok and power_ok and eq_ok else "**no**")  # fmt: skip
-        out.append(f"| {r.noise} | {r.launch:.0f} s | {r.budget} | {r.replays} | {pct(r.cost_mean)} ({pct(r.cost_p95)}) | "
+        tgt = cost_target(r.launch)
+        cost_ok = tgt is None or (r.cost_mean <= tgt[0] and r.cost_p95 <= tgt[1])
+        stat_ok = level_ok and power_ok and eq_ok
+        met = "yes" if stat_ok and cost_ok else "all but cost" if stat_ok else (
+            "all but " + ", ".join(n for n, ok in (("level", level_ok), ("power", power_ok),
+                                                    ("equivalence", eq_ok), ("cost", cost_ok)) if not ok))  # fmt: skip
+        met = met if met in ("yes", "all but cost") else f"**{met}**"
+        out.append(f"| {r.noise} | {r.launch:.0f} s | {r.design} | {r.replays} | {pct(r.cost_mean)} ({pct(r.cost_p95)}) | "
                    f"{pct(r.cost_blocked)} | {pct(r.floor)} | {pct(r.aa_any)} / {pct(r.aa_any_base)} | "
                    f"{pct(r.aaw_any)} / {pct(r.aaw_any_base)} | "
                    f"{pct(r.right)} / {pct(r.right_base)} | {pct(r.eq_right)} ({r.n_eq}) | {met} |")  # fmt: skip
@@ -345,7 +395,11 @@ def main(argv: list[str] | None = None) -> int:
     if a.replays < 1:
         p.error(f"--replays must be >= 1, got {a.replays}")
     grid = reference_grid()
-    work = [(grid, n, launch, a.replays, a.seed + i, st) for i, (n, launch, st) in enumerate(rows_to_run())]
+    todo = rows_to_run()  # both generations of a row share its seed
+    seeds = {
+        (n, launch): a.seed + i for i, (n, launch) in enumerate(dict.fromkeys((n, la) for n, la, _s in todo))
+    }
+    work = [(grid, n, launch, a.replays, seeds[(n, launch)], st) for n, launch, st in todo]
     if a.jobs > 1:
         with multiprocessing.Pool(a.jobs) as pool:
             rows = pool.map(_row, work)

@@ -5,6 +5,8 @@ its checks against the rest of the file. Kept apart from specsweep.config, which
       margin: 0.05        # configs within +-5% of each other are "equivalent"
       max_repeats: 4      # runs per config and cell at most, the first pass included
       budget: 75%         # or seconds (3600, 90m, 2h): launches and warmups included; null: none
+      race: false         # true: the second generation (short first looks, two launches a config)
+      launch_sd: 0.03     # racing: the sd of a launch's level its verdicts assume (log)
 
 ``AdaptiveOptions.settings()`` maps the section onto the rules' DesignSettings, whose defaults are
 the section's defaults (one source).
@@ -16,7 +18,16 @@ import math
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    field_validator,
+)
 
 from specsweep import config_checks as checks
 from specsweep.adaptive.types import DesignSettings
@@ -48,6 +59,9 @@ class AdaptiveOptions(BaseModel):
         f"{_DESIGN.budget_fraction:.0%}" if _DESIGN.budget_fraction is not None else _DESIGN.budget_s
     )
 
+    race: StrictBool = _DESIGN.race  # the second generation: short first looks, two launches a config
+    launch_sd: checks.Finite = Field(default=_DESIGN.launch_sd, ge=0, lt=1)  # a launch's level (log sd)
+
     @field_validator("budget", mode="before")
     @classmethod
     def _budget_ok(cls, v: int | float | str | None) -> int | float | str | None:
@@ -58,7 +72,7 @@ class AdaptiveOptions(BaseModel):
         budget_s, fraction = parse_budget(self.budget)
         return DesignSettings(
             margin=self.margin, max_repeats=self.max_repeats, budget_s=budget_s, budget_fraction=fraction,
-            level=_DESIGN.level, metric=_DESIGN.metric,
+            level=_DESIGN.level, metric=_DESIGN.metric, race=self.race, launch_sd=self.launch_sd,
         )  # fmt: skip
 
 

@@ -3,9 +3,10 @@
 From the same guesses as specsweep.estimate (``cell_guess_s``, ``startup_guess_s``; its
 assumptions are printed beside it):
 
-    pass_s      every config launched once, every cell once: the first pass
+    pass_s      every config launched once, every cell once: the first pass (racing: short runs)
     baseline_s  the same grid with ``repeats: 3`` in interleaved rounds: 3 x pass_s
-    ceiling_s   every (config, cell) up to ``max_repeats`` runs, a launch per config per round
+    ceiling_s   every (config, cell) up to ``max_repeats`` runs, a launch per config per round (racing:
+                the short pass and one relaunch of every config holding max_repeats full runs a cell)
     worst_s     min(ceiling_s, the budget): what the design may spend at most (the budget counts
                 launches and warmups; the rules stop a round that would overrun it)
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from specsweep.adaptive.race import run_prompts
 from specsweep.config import Plan
 from specsweep.estimate import cell_guess_s, startup_guess_s
 
@@ -40,15 +42,23 @@ def estimate_design(plan: Plan) -> DesignEstimate:
     opts = plan.experiment.adaptive
     assert opts is not None, "estimate_design needs an experiment with the adaptive design"
     s = opts.settings()
-    pass_s = sum(
-        startup_guess_s(cfg) + sum(cell_guess_s(plan, cfg, c) for c in plan.cells[cfg.label])
-        for cfg in plan.configs
-        if plan.cells[cfg.label]
-    )
-    baseline = BASELINE_REPEATS * pass_s
+    used = [cfg for cfg in plan.configs if plan.cells[cfg.label]]
+    starts = sum(startup_guess_s(cfg) for cfg in used)
+    runs_s = sum(cell_guess_s(plan, cfg, c) for cfg in used for c in plan.cells[cfg.label])
+    full_pass = starts + runs_s
+    baseline = BASELINE_REPEATS * full_pass
+    if s.race:  # short first looks, then one relaunch holding at most max_repeats full runs a cell
+        pass_s = starts + sum(
+            cell_guess_s(plan, cfg, c)
+            * run_prompts(s.short_fraction, c.num_prompts, c.max_concurrency, s.min_waves) / c.num_prompts
+            for cfg in used for c in plan.cells[cfg.label]
+        )  # fmt: skip
+        ceiling = pass_s + starts + s.max_repeats * runs_s
+    else:
+        pass_s, ceiling = full_pass, s.max_repeats * full_pass
     limits = [x for x in (s.budget_s, s.budget_fraction * baseline if s.budget_fraction else None) if x]
     return DesignEstimate(
-        runs=len(plan.all_cells()), launches=sum(1 for c in plan.configs if plan.cells[c.label]),
-        pass_s=pass_s, baseline_s=baseline, ceiling_s=s.max_repeats * pass_s,
+        runs=len(plan.all_cells()), launches=len(used),
+        pass_s=pass_s, baseline_s=baseline, ceiling_s=ceiling,
         budget_s=min(limits) if limits else None, max_repeats=s.max_repeats,
     )  # fmt: skip

@@ -4,6 +4,7 @@ costs are counted as documented, and the design decides the grid's large gaps fo
 from __future__ import annotations
 
 import importlib.util
+import math
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -42,3 +43,32 @@ def test_a_few_replays_decide_the_large_gaps_within_the_budget(bench: ModuleType
     assert row.floor < row.cost_mean <= budget + 1e-9 and row.cost_p95 <= budget + 1e-9  # the default budget
     assert row.right >= 0.95 and row.wrong == 0.0  # gaps of 10% or more, at 3% noise
     assert row.n_big == 3 * 44  # 36 EAGLE pairs and 8 st=3 / st=5 cells per replay
+
+
+def test_the_replay_draws_launch_levels_and_short_run_bias(bench: ModuleType) -> None:
+    import numpy as np
+
+    g = bench.reference_grid()
+    noise = bench.Noise("n", 0.0, launch_sd=0.03, bias=0.04, request_sd=0.0)
+    w = bench.World(g, noise, np.random.default_rng(0), 1.0)
+    p = g.points[0]
+    lab = bench.LABELS[0]
+    truth = g.truth[(lab, p)]
+    # one launch: one level shared by its runs; another launch: another level
+    assert w.value(lab, p, 0.0, 0) == pytest.approx(w.value(lab, p, 0.0, 0))
+    assert w.value(lab, p, 0.0, 0) != pytest.approx(w.value(lab, p, 0.0, 1))
+    full, short = w.value(lab, p, 0.0, 0, 1.0), w.value(lab, p, 0.0, 0, 0.125)
+    assert full / truth == pytest.approx(math.exp(w.levels[lab][0]))  # a full run has no length bias
+    assert short / full == pytest.approx(math.exp(w.beta[(lab, p)]))  # an eighth: its bias, once
+    # an eighth of a c=64 cell's 8 waves is one wave: run as two
+    assert bench.length_of(("x", 64), 0.125, bench.RACE) == pytest.approx(0.25)
+
+
+def test_racing_meets_its_cost_target_and_decides_the_large_gaps(bench: ModuleType) -> None:
+    g = bench.reference_grid()
+    noise = bench.Noise("5%, launches 1%", 0.05, launch_sd=0.01)
+    row = bench.measure(g, noise, 300.0, 3, 0, bench.RACE)
+    assert row.cost_p95 <= 0.30 and row.cost_mean <= 0.25  # issue 36's targets at 300 s launches
+    assert row.cost_mean < row.floor  # under a first pass of full runs
+    assert row.right >= 0.9 and row.wrong == 0.0
+    assert row.design == "racing (2nd)"

@@ -83,11 +83,13 @@ class VirtualRunner:
         self.value = value or (lambda label, p, r: 100.0 + r)
         self.stop_after = stop_after
         self.stored = 0
+        self.jobs: list[ConfigJob] = []
         self.rounds: list[
             list[tuple[str, list[tuple[str, int]]]]
         ] = []  # per call: (label, [(cell_id, repeat)])
 
     def run(self, jobs: Sequence[ConfigJob]) -> None:
+        self.jobs += jobs
         self.rounds.append([(j.cfg.label, [(c.cell_id, r) for c, r in j.runs or ()]) for j in jobs])
         for j in jobs:
             for cell, repeat in j.runs or ():
@@ -98,5 +100,7 @@ class VirtualRunner:
                     "total_throughput": self.value(cell.label, (cell.scenario, cell.max_concurrency), repeat),
                     "wall_s": 10.0, "launch_s": 5.0,
                 }  # fmt: skip
+                if (share := j.length(cell)) is not None:  # as run_config records a shorter run
+                    row["length"] = share
                 self.sink.cell_done(cell, repeat, row, [])
                 self.stored += 1

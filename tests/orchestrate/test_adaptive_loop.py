@@ -164,3 +164,32 @@ def test_first_pass_is_every_config_and_cell_once() -> None:
     b = first_pass(plan)
     assert b.round == 0
     assert [(x.label, x.runs) for x in b.launches] == [(c.label, (P1, P2)) for c in plan.configs]
+
+
+def test_racing_runs_short_first_looks_then_one_relaunch_of_the_contenders(tmp_path: Path) -> None:
+    """The second generation through the loop, with its real rules: round 0 is short runs (whole
+    waves, at least two), rows record their length, every config is launched at most twice, and a
+    launch warms up once."""
+    plan = plan_experiment(parse_experiment({
+        "name": "race",
+        "servers": [
+            {"name": "A", "kind": "sim", "profile": "toy", "method": "dspark", "grid": {"st": [3, 5]}},
+            {"name": "B", "kind": "sim", "profile": "toy", "method": "eagle"},
+        ],
+        "workloads": [{"scenarios": ["chat_short"], "concurrency": [1, 4], "num_prompts": 32}],
+        "adaptive": {"race": True},
+    }))  # fmt: skip
+    rd = create_run_dir(plan, tmp_path)
+    # B at a third of A's throughput: out at look 0; st=3 and st=5 close: relaunched
+    runner = VirtualRunner(rd, value=lambda lab, p, r: 30.0 if lab == "B" else 100.0 + (r % 2))
+    state = run_design(plan, rd, runner)
+    assert state.next is None and rd.manifest["design"]["settings"]["race"] is True
+    rows = rows_of(rd)
+    r0 = [r for r in rows if r["round"] == 0]
+    assert len(r0) == 6 and {(r["max_concurrency"], r["num_prompts"]) for r in r0} == {(1, 4), (4, 8)}
+    assert {r["length"] for r in r0 if r["max_concurrency"] == 1} == {0.125}  # an eighth of 32 waves
+    assert {r["length"] for r in r0 if r["max_concurrency"] == 4} == {0.25}  # one wave: run as two
+    assert not any(r["label"] == "B" for r in rows if r["round"] == 1)
+    launches = Counter(lab for lab, _r in {(r["label"], r["round"]) for r in rows})
+    assert max(launches.values()) == 2 and len(runner.rounds) == 2
+    assert all(j.warmup_once for j in runner.jobs)

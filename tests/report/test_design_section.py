@@ -81,7 +81,9 @@ def test_markdown_in_both_languages(design_run: Path) -> None:
     en, zh = render(view, "md", "en"), render(view, "md", "zh")
     top = en.split("\n## ", 1)[0]  # the provenance part, before the first section
     assert "**Adaptive design**: 4m10s spent (10 runs in 2 rounds, 5 server launches); the same grid with " \
-           "`repeats: 3` would have cost about 16m40s (25% of it spent)" in top  # fmt: skip
+           "`repeats: 3` would have cost about 16m40s (25% of it spent), a single pass about 5m33s " \
+           "(75% of it spent)" in top  # fmt: skip
+    assert "单次遍历约需 5m33s（本次用时为其 75%）" in zh
     assert "## How each cell was decided (adaptive design)" in en
     assert (
         "| chat_short | 1 | `st=3` vs `st=5` | 3 / 3 | +12.30% [+5.10%, +19.80%] | `st=3` wins | decided |"

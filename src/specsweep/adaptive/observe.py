@@ -9,7 +9,7 @@ report hands them the same to say how each cell was decided, so a run and its re
     manifest --settings_of--> DesignSettings    the ``design`` record the run was made with
 
 Row keys read: ``label``, ``scenario``, ``max_concurrency``, ``repeat``, ``round``, ``seq``,
-``status``, the design metric, ``wall_s`` (the run's wall time, warmup included; ``duration`` when
+``status``, the design metric, ``length`` (a shorter run's share of its cell's prompts; absent: 1), ``wall_s`` (the run's wall time, warmup included; ``duration`` when
 absent) and ``launch_s`` (its launch's start -> ready time).
 """
 
@@ -59,9 +59,10 @@ def observation(row: Mapping[str, Any], metric: str) -> Observation | None:
     if cost is None:
         cost = _num(row.get("duration")) or 0.0
     seq = _int(row.get("seq"))
+    length = _num(row.get("length"))
     return Observation(label=label, point=(scenario, conc), repeat=repeat, round=rnd,
                        seq=-1 if seq is None else seq, value=v if v is not None and v > 0 else None,
-                       cost_s=max(cost, 0.0))  # fmt: skip
+                       cost_s=max(cost, 0.0), length=length if length and 0 < length <= 1 else 1.0)  # fmt: skip
 
 
 def observations(rows: Iterable[Mapping[str, Any]], metric: str) -> list[Observation]:

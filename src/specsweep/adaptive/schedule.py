@@ -219,6 +219,11 @@ def step(
 ) -> tuple[DesignState, Assessment | None]:
     """:func:`plan_next`, and the rules' reading it rests on (``prior``: the reading after the earlier
     rounds of the same observations, for a replay that calls it round after round)."""
+    if settings.race:  # the second generation (specsweep.adaptive.race): short looks, two launches
+        from specsweep.adaptive import race_plan
+
+        state, _a = race_plan.step(obs, configs, points, settings, launch_s)
+        return state, None
     configs, points = list(configs), list(points)
     costs = Costs(obs, launch_s)
     if not obs:

@@ -38,6 +38,18 @@ class DesignSettings:
     report compares) form one family per method, the pairs across methods another, each adjusted on
     its own, so easy wins over a far-behind method cannot loosen the threshold for the close
     comparisons within a method; empty: one family. The orchestrator fills it from the plan.
+
+    The second generation (``race``: specsweep.adaptive.race) races on short runs and launches each
+    config at most twice. ``short_fraction``: the first look's run length, a share of the cell's
+    reference run (``num_prompts``), rounded to whole waves of ``max_concurrency`` requests and at
+    least ``min_waves`` waves. ``launch_sd``: the sd of one launch's level (log; shared by every run
+    of that launch), the prior its verdicts use until the launch-noise calibration supplies one
+    (default 3%: freshly restarted servers agree within about 3% on throughput, vllm#42484).
+    ``short_bias``: the sd of the difference between two configs' short-run bias at an eighth of
+    the reference length (against full runs), scaled as (1/length - 1) for other lengths (default
+    2%: at a sixteenth, st=5 against st=3 read +9.0% where the full run read +3.1%, issue 36).
+    ``request_sd``: the sampling noise of one full-length run's requests (log sd; a run of length
+    f has ``request_sd**2 / f``; default 1%: the simulator's 0.2-1.7%).
     """
 
     margin: float = 0.05
@@ -47,6 +59,12 @@ class DesignSettings:
     level: float = 0.05
     metric: str = "total_throughput"
     families: tuple[tuple[str, str], ...] = ()
+    race: bool = False
+    short_fraction: float = 0.125
+    min_waves: int = 2
+    launch_sd: float = 0.03
+    short_bias: float = 0.02
+    request_sd: float = 0.01
 
     def family(self, a: str, b: str) -> str:
         """The family of the pair (a, b): ``within:METHOD`` or ``across`` (``all`` without families)."""
@@ -70,6 +88,7 @@ class Observation:
     seq: int
     value: float | None
     cost_s: float
+    length: float = 1.0  # the run's share of its cell's reference length (num_prompts)
 
 
 @dataclass(frozen=True)
@@ -78,6 +97,10 @@ class Launch:
 
     label: str
     runs: tuple[Point, ...]
+    lengths: tuple[float, ...] = ()  # per run, its share of the cell's reference length; empty: 1.0 each
+
+    def length(self, i: int) -> float:
+        return self.lengths[i] if self.lengths else 1.0
 
 
 @dataclass(frozen=True)

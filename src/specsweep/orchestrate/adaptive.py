@@ -8,6 +8,11 @@ Each run is stored as it finishes (``round`` = r, ``seq`` = its place in the run
 numbering the runs of a (config, cell) from 0, so (cell_id, repeat) stays the resume key), with its
 wall time (``wall_s``) and its launch's start -> ready time (``launch_s``): the rules' costs.
 
+The second generation (``adaptive.race``) makes round 0 from the rules too (short runs), and a
+run of a shorter length is the cell with fewer prompts (whole waves): its row records ``length``.
+Its launches warm up once (the client's warmup before a launch's first run only; docs/experiments.md
+says when that is unsafe).
+
 The rules are pure and deterministic (specsweep.adaptive), so ``--resume`` needs no state of its
 own: round r's batch is plan_next of the rows of rounds < r, computed again, and a round cut short
 by an interrupt is finished with exactly the runs it lacks before round r + 1 is asked for. The
@@ -16,12 +21,14 @@ manifest's ``run_order`` gets each round's launch order as the round starts.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 from specsweep.adaptive import observe
+from specsweep.adaptive.race import run_prompts
 from specsweep.adaptive.types import Batch, DesignState, Launch, Point
 from specsweep.config import Cell, Plan
 from specsweep.errors import SpecsweepError
@@ -89,6 +96,14 @@ class Design:
         obs = observe.observations(rows, metric)
         return self.rules(obs, self.configs, self.points, self.settings, observe.launch_times(rows))
 
+    def sized(self, cell: Cell, length: float) -> Cell:
+        """``cell`` as a run of ``length`` of its prompts: whole waves of its concurrency, at least
+        ``min_waves`` of them (specsweep.adaptive.race.run_prompts); the cell itself at 1."""
+        if length >= 1.0:
+            return cell
+        n = run_prompts(length, cell.num_prompts, cell.max_concurrency, self.settings.min_waves)
+        return cell if n == cell.num_prompts else dataclasses.replace(cell, num_prompts=n)
+
     def jobs(self, batch: Batch, rnd: int, rows: Sequence[dict[str, Any]], run_path: Any) -> list[ConfigJob]:
         """The batch's launches as config jobs, without the runs round ``rnd`` already stored (a
         resumed round). A run's repeat: the rows its (config, cell) has so far, counted on."""
@@ -103,7 +118,7 @@ class Design:
             if cfg is None:
                 raise SpecsweepError(f"the design asked for an unknown config {launch.label!r}")
             runs: list[tuple[Cell, int]] = []
-            for point in launch.runs:
+            for i, point in enumerate(launch.runs):
                 cell = self.cells.get((launch.label, point))
                 if cell is None:
                     log.warning("design: %s has no cell %s c=%s; run skipped", launch.label, *point)
@@ -112,10 +127,11 @@ class Design:
                     done[(launch.label, point)] -= 1
                     continue
                 sid = stored_id(cell.cell_id)
-                runs.append((cell, count[sid]))
+                runs.append((self.sized(cell, launch.length(i)), count[sid]))
                 count[sid] += 1
             if runs:
-                jobs.append(ConfigJob(cfg, self.plan, run_path, runs=tuple(runs), round=rnd))
+                jobs.append(ConfigJob(cfg, self.plan, run_path, runs=tuple(runs), round=rnd,
+                                      warmup_once=self.settings.race))  # fmt: skip
         return jobs
 
 
@@ -134,8 +150,8 @@ def run_design(
     state: DesignState | None = None
     while rnd < MAX_ROUNDS:
         rows = d.rows(run_dir)
-        if rnd == 0:
-            batch: Batch | None = first_pass(plan)
+        if rnd == 0:  # the second generation's first pass is short runs: the rules' own round 0
+            batch: Batch | None = d.state([]).next if d.settings.race else first_pass(plan)
         else:
             state = d.state([r for r in rows if isinstance(r.get("round"), int) and r["round"] < rnd])
             batch = state.next

@@ -190,6 +190,15 @@ class ConfigJob:
     finished: set[tuple[str, int]] = field(default_factory=set)
     runs: tuple[tuple[Cell, int], ...] | None = None
     round: int | None = None
+    warmup_once: bool = False  # the client's warmup before the launch's first run only (the design's)
+
+    def length(self, cell: Cell) -> float | None:
+        """A run's share of its cell's planned prompts (the design's shorter runs); None: the plan's."""
+        ref = next(
+            (c.num_prompts for c in self.plan.cells.get(self.cfg.label, ()) if c.cell_id == cell.cell_id),
+            None,
+        )
+        return None if not ref or ref == cell.num_prompts else cell.num_prompts / ref
 
     @property
     def cells(self) -> list[Cell]:
@@ -227,6 +236,8 @@ def run_config(
         # the run's wall time, its warmup included (a launch failure's rows cost nothing of their own)
         row.update(round=repeat if job.round is None else job.round, launch_s=round(launch_s, 3),
                    wall_s=round(time.monotonic() - t_cell, 3) if t_cell else 0.0)  # fmt: skip
+        if (share := job.length(cell)) is not None:
+            row["length"] = round(share, 6)
         sink.cell_done(cell, repeat, row, records)
         stored += 1
         observer("cell_done", {"cell": cell, "repeat": repeat, "row": row})
@@ -257,6 +268,8 @@ def run_config(
             observer("cell_start", {"cell": cell, "repeat": repeat, "index": i, "of": len(todo)})
             started = now_iso()
             bcfg = bench_config(exp, job.plan, cfg, cell, server)
+            if job.warmup_once and i:  # the launch is warm: its first run warmed it up
+                bcfg.warmup_requests = 0
             try:
                 outcome = kstamp.run(_watch(server, bench_fn(bcfg), exp.timeouts.cell_s))
             except Exception as e:  # failures are data: the cell fails, the grid goes on

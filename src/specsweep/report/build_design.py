@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from specsweep.adaptive import observe
+from specsweep.adaptive.schedule import BASELINE_REPEATS
 from specsweep.adaptive.types import DesignSettings, DesignState, PairStatus
 from specsweep.analysis.data import Dataset
 from specsweep.report.design_view import DesignCell, DesignMsg, DesignPair, DesignView
@@ -69,7 +70,9 @@ def design_view(
         noise={k: [float(v[0]), float(v[1])] for k, v in state.noise.items()}, cells=cells,
         summary=DesignMsg(key="design.summary", args={"spent": fmt_seconds(state.spent_s), "runs": runs,
                                                       "rounds": len(rounds), "launches": len(launches),
-                                                      "baseline": fmt_seconds(state.baseline_s), "share": share}),
+                                                      "baseline": fmt_seconds(state.baseline_s), "share": share,
+                                                      "single": fmt_seconds(state.baseline_s / BASELINE_REPEATS),
+                                                      "single_share": BASELINE_REPEATS * share}),
         settings_line=DesignMsg(key="design.settings", args={"metric": settings.metric, "margin": settings.margin,
                                                              "max_repeats": settings.max_repeats,
                                                              "level": settings.level}),

@@ -39,9 +39,10 @@ _l("design.stop.none", "-", "-")
 _t(
     "design.summary",
     "{spent} spent ({runs} runs in {rounds} rounds, {launches} server launches); the same grid with "
-    "`repeats: 3` would have cost about {baseline} ({share:.0%} of it spent)",
+    "`repeats: 3` would have cost about {baseline} ({share:.0%} of it spent), a single pass about "
+    "{single} ({single_share:.0%} of it spent)",
     "用时 {spent}（{rounds} 轮共 {runs} 次运行，{launches} 次启动服务）；同一网格使用 `repeats: 3` "
-    "约需 {baseline}（本次用时为其 {share:.0%}）",
+    "约需 {baseline}（本次用时为其 {share:.0%}），单次遍历约需 {single}（本次用时为其 {single_share:.0%}）",
 )
 _t(
     "design.settings",
