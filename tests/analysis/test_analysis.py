@@ -16,10 +16,10 @@ from specsweep.analysis import recommend
 from specsweep.analysis.recommend import engine_flags
 from specsweep.errors import UsageError
 from specsweep.records import RequestRecord
-from specsweep.stats_launch import DEFAULT_LAUNCH_NOISE
 from specsweep.report import build_view, render
 from specsweep.report.view import Divergence, LosslessView
 from specsweep.report.view import ReportView as ReportViewT
+from specsweep.stats_launch import DEFAULT_LAUNCH_NOISE
 from specsweep.store import RunDir
 
 BASE = {"duration": 10.0, "completed": 100, "failed": 0, "mean_e2e_latency_ms": 1000.0, "mean_ttft_ms": 100.0,
