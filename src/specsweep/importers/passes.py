@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from specsweep import cellnames
+from specsweep import cellnames, redact
 from specsweep.errors import DataError
 from specsweep.importers import grouping, identity
 from specsweep.importers.common import ImportOptions
@@ -193,7 +193,7 @@ class Pass:
                 if row.get("completed") is not None and row["completed"] == 0:
                     row["status"] = "failed"
                     row["error"] = "no request completed"
-                out.write(dumps(row) + b"\n")
+                out.write(dumps(redact.scrub_obj(row)) + b"\n")  # an LLMPerf model URL's password
                 n += 1
             out.flush()
             os.fsync(out.fileno())
