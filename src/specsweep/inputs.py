@@ -25,13 +25,18 @@ _KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFB
           stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a folder"}  # fmt: skip
 
 
+def kind_of(mode: int) -> str:
+    """What a file of ``mode`` (``st_mode``) is, in words: "a FIFO", "a socket", ..."""
+    return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
 def open_regular(path: Source) -> BinaryIO:
     """``path`` opened for binary reading; an OSError unless it is a regular file (after symlinks)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO's open returns at once
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+            kind = kind_of(mode)
             raise OSError(errno.EINVAL, f"{kind}, not a regular file: only regular files are read")
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
