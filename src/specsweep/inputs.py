@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 Source = str | Path  # a file to read, as commands take it
+# a run dir's manifest.json: what specsweep writes is well under a megabyte (plan, launches); one
+# larger is not read whole (a planted sparse 1.5 GB manifest cost every ``run --results-dir`` 1.6 GB)
+MAX_MANIFEST_BYTES = 64 * 2**20
 
 _KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
           stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a folder"}  # fmt: skip

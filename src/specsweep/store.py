@@ -173,7 +173,7 @@ class RunDir:
     @property
     def manifest(self) -> dict[str, Any]:
         try:
-            data = orjson.loads(inputs.read_bytes(self.path / MANIFEST))
+            data = orjson.loads(inputs.read_bytes(self.path / MANIFEST, inputs.MAX_MANIFEST_BYTES))
         except (OSError, orjson.JSONDecodeError) as e:
             raise DataError(f"cannot read manifest: {e}", file=str(self.path / MANIFEST)) from e
         if not isinstance(data, dict):
