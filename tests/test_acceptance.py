@@ -73,3 +73,20 @@ def test_console_names_both_figures_and_prints_no_fake_zeros() -> None:
     con = Console(record=True, width=200, file=io.StringIO())
     print_bench_summary({**res, "median_itl_ms": 0.0}, con)
     assert "0 (a step's tokens arrive together)" in con.export_text()
+
+
+def test_counters_beyond_the_output_tokens_are_impossible() -> None:
+    """Issue 38, defect 5: counters rising by 1e17 drafts (3e17 accepted) in a cell of 438 output
+    tokens are consistent among themselves (acceptance 1.0, accept length 4.00) but cannot be."""
+    from specsweep import acceptance
+
+    huge = {
+        "spec_num_drafts": 10**17,
+        "spec_num_draft_tokens": 3 * 10**17,
+        "spec_num_accepted_tokens": 3 * 10**17,
+    }
+    assert acceptance.problems(huge, 3) == []  # what was trusted before
+    found = acceptance.problems(huge, 3, output_tokens=438)
+    assert len(found) == 2 and all("at most 438 output tokens" in f for f in found)
+    honest = {"spec_num_drafts": 150, "spec_num_draft_tokens": 450, "spec_num_accepted_tokens": 280}
+    assert acceptance.problems(honest, 3, output_tokens=438) == []

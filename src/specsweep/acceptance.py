@@ -107,13 +107,19 @@ def max_accept_length(k: int | None, basis: str | None = None) -> float:
     )
 
 
-def problems(result: Mapping[str, Any], k: int | None = None) -> list[str]:
+def problems(
+    result: Mapping[str, Any], k: int | None = None, *, output_tokens: int | None = None
+) -> list[str]:
     """Why the acceptance figures of a result line cannot be (empty: they can). Physical bounds:
     counters never go backwards over a run, no more draft tokens are accepted than drafted, a
     draft holds at most k tokens (``MAX_SPEC_TOKENS`` when the config does not say k), each
     position's acceptance is a share of the drafts, and an acceptance length lies in
-    [1, ``max_accept_length``]."""
+    [1, ``max_accept_length``]. With ``output_tokens`` (the most output tokens the run's requests
+    can have had): accepted tokens are output tokens, and each draft (verify step) makes at least
+    one, so neither counter can rise by more over the run (``OUTPUT_SLACK`` allowed)."""
     out: list[str] = []
+    if output_tokens is not None:
+        out += _over_output(result, output_tokens)
     most = k if k and k > 0 else None
     names = ("num_drafts", "num_draft_tokens", "num_accepted_tokens")
     drafts, drafted, accepted = (_num(result.get(f"spec_{n}")) for n in names)
@@ -139,6 +145,22 @@ def problems(result: Mapping[str, Any], k: int | None = None) -> list[str]:
         if isinstance(v, (int, float)) and not 1.0 <= v <= top:
             where = f"k = {most}" if most else f"{MAX_SPEC_TOKENS} draft tokens at most"
             out.append(f"{key} {v:,.2f} outside [1, {top:g}] ({where})")
+    return out
+
+
+OUTPUT_SLACK = 64  # tokens: a request the server counted that the client did not (a probe)
+
+
+def _over_output(result: Mapping[str, Any], output_tokens: int) -> list[str]:
+    cap = output_tokens + OUTPUT_SLACK
+    out = []
+    for name, what in (("num_accepted_tokens", "accepted draft tokens"), ("num_drafts", "drafts")):
+        v = _num(result.get(f"spec_{name}"))
+        if v > cap:
+            out.append(
+                f"{v:,.0f} {what} in a run whose requests had at most {output_tokens:,} output tokens "
+                "(each is at most one output token): the server's counters are wrong, or count other traffic"
+            )
     return out
 
 

@@ -41,8 +41,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# what ends a command the way Ctrl-C does, and is ignored once it ends on one (SIGHUP: a closed
+# terminal or SSH session; ``orchestrate.signals``)
+_STOPS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _ignore_stops() -> None:
+    with contextlib.suppress(ValueError):  # off the main thread: nothing to set
+        for s in _STOPS:
+            signal.signal(s, signal.SIG_IGN)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    try:  # a Ctrl-C while the sub-commands are imported (the first ~0.6 s) is an interrupt too
+        parser = build_parser()
+    except KeyboardInterrupt:
+        return _interrupted()
+    return _main(parser, argv)
+
+
+def _interrupted() -> int:
+    # ending on an interrupt: a further Ctrl-C or SIGTERM cannot turn exit 130 into death by the
+    # signal (orchestrate.signals.stopping, not imported here: the package is slow to import)
+    _ignore_stops()
+    with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
+        sys.stderr.write("specsweep: interrupted\n")
+    return 130
+
+
+def _main(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
@@ -66,13 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"specsweep: error: {why}\n")
         return 2
     except KeyboardInterrupt:
-        # ending on an interrupt: a further Ctrl-C or SIGTERM cannot turn exit 130 into death by the
-        # signal (orchestrate.signals.stopping, not imported here: the package is slow to import)
-        with contextlib.suppress(ValueError):  # off the main thread: nothing to set
-            for s in (signal.SIGINT, signal.SIGTERM):
-                signal.signal(s, signal.SIG_IGN)
-        sys.stderr.write("specsweep: interrupted\n")
-        return 130
+        return _interrupted()
 
 
 def forget_unhandled_interrupt() -> None:
@@ -89,10 +110,11 @@ def forget_unhandled_interrupt() -> None:
 def entry() -> None:
     """The ``specsweep`` command: ``main``, then its exit code, whatever signal comes once it is
     decided (the work is done and stored; a late Ctrl-C cannot turn the code into death by a signal)."""
-    code = main()
-    with contextlib.suppress(ValueError):  # off the main thread: nothing to set
-        for s in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(s, signal.SIG_IGN)
+    try:
+        code = main()
+    except KeyboardInterrupt:  # landed between main's own handlers (while an error is printed)
+        code = _interrupted()
+    _ignore_stops()
     forget_unhandled_interrupt()
     sys.exit(code)
 

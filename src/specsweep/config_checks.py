@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
@@ -179,6 +180,13 @@ def base_url_problem(v: str) -> str | None:
     ``/v1/completions``), so a query string or a fragment would end up before the path
     (``http://h/?k=v/health``): the server would never be asked the right thing and readiness would
     wait out ``ready_s``. Neither is echoed: a query often carries a key (``?api_key=...``)."""
+    bad = next((c for c in v if c.isspace() or unicodedata.category(c) in ("Cc", "Cf")), None)
+    if bad is not None:  # http.client refuses them mid-run (InvalidURL); say so when the file loads
+        return (
+            f"a URL cannot hold whitespace or control characters: {_no_query(v)!r} has "
+            f"U+{ord(bad):04X} ({unicodedata.name(bad, 'a control character').lower()}); "
+            "expected http://host[:port][/path], with a space written as %20"
+        )
     try:
         parts = urlsplit(v)
         _ = parts.port  # a port that is not a number in range raises ValueError
@@ -204,6 +212,7 @@ def _no_query(v: str) -> str:
     of its userinfo (either may be a secret)."""
     cut = min((i for i in (v.find("?"), v.find("#")) if i >= 0), default=len(v))
     shown = v[:cut] + ("..." if cut < len(v) else "")
+    shown = re.sub(r"(;[^;=/]*=)[^;/]*", r"\1***", shown)  # matrix parameters (;api_key=...)
     return re.sub(r"(//[^/@:]*):[^/@]*@", r"\1:***@", shown)
 
 

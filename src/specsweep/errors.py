@@ -24,7 +24,7 @@ Exit codes of the ``specsweep`` command (docs/getting-started.md lists them for 
          says why under ``invalid_reason``): not an error, and not a number to trust
     6    ``run`` measured (every finished cell is stored) but a report could not be written; it
          prints why and the command that writes it later (``specsweep report RUN_DIR``)
-    130  interrupted (Ctrl-C or SIGTERM); finished work is kept
+    130  interrupted (Ctrl-C, SIGTERM or SIGHUP); finished work is kept
 """
 
 from __future__ import annotations

@@ -20,9 +20,17 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 Source = str | Path  # a file to read, as commands take it
+# a run dir's manifest.json: what specsweep writes is well under a megabyte (plan, launches); one
+# larger is not read whole (a planted sparse 1.5 GB manifest cost every ``run --results-dir`` 1.6 GB)
+MAX_MANIFEST_BYTES = 64 * 2**20
 
 _KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
           stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a folder"}  # fmt: skip
+
+
+def kind_of(mode: int) -> str:
+    """What a file of ``mode`` (``st_mode``) is, in words: "a FIFO", "a socket", ..."""
+    return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
 def open_regular(path: Source) -> BinaryIO:
@@ -31,7 +39,7 @@ def open_regular(path: Source) -> BinaryIO:
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+            kind = kind_of(mode)
             raise OSError(errno.EINVAL, f"{kind}, not a regular file: only regular files are read")
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")

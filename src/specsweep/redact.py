@@ -5,7 +5,12 @@ Secrets are found by where a value stands, not only by how its name looks:
 - a value that came from a ``${VAR}`` reference (shown as ``${VAR}``),
 - the value after a secret-like flag (``--api-key X``, ``--bearer X``, ``--pass X``, ``--token=X``),
   a header-like argument (``--header "Authorization: Bearer X"``, ``-H "Cookie: X"``),
-- URL userinfo (``postgres://u:PW@host``: the password),
+- URL userinfo (``postgres://u:PW@host``: the password), query and matrix parameters
+  (``?api_key=X``, ``;api_key=X``: every value),
+- a ``NAME=VALUE``, ``"name": "value"`` or ``name: value`` pair with a secret-like name, wherever
+  it stands: an argv element (``-e VLLM_API_KEY=X``), the value of ``--flag=value``
+  (``--header=X-Api-Key: X``), a JSON or YAML document inside an env value or a string
+  (``ENGINE_CONFIG='{"api_key": "X"}'``), a line of a copied result file,
 - any value under an auth-like key (env ``PGPASSWORD``, ``GITHUB_PAT``, ``SESSION_COOKIE``,
   ``params.api_key``, ``client.extra_request_body.api_key``, ...),
 - a ``Bearer``/``Basic`` credential or a well-known token format (``sk-``, ``hf_``, ``ghp_``, ...)
@@ -44,7 +49,8 @@ _NOT_SECRET = frozenset({"pwd", "oldpwd"})  # the shell's working directories
 _SPECIAL_TOKENS = frozenset({"pad", "eos", "bos", "unk", "sep", "cls", "mask", "stop", "start", "end"})
 # Flags whose value is a header ("Name: value"): the value part is hidden whatever the name.
 _HEADER_FLAGS = frozenset({"--header", "-h", "--headers", "--http-header", "--extra-header"})
-_HEADER_ARG = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*:\s*(.+)$", re.S)
+# one line: a multi-line value is a document (YAML), whose pairs ``_KV`` reads one by one
+_HEADER_ARG = re.compile(r"^\s*([A-Za-z0-9_-]+)[ \t]*:[ \t]*([^\n]+?)\s*$")
 _CREDENTIAL = re.compile(r"\b(Bearer)\s+([A-Za-z0-9._~+/=:-]{8,})", re.I)
 _TOKEN_FORMATS = re.compile(
     r"\b(?:sk-[A-Za-z0-9_-]{8,}|hf_[A-Za-z0-9]{8,}|gh[pousr]_[A-Za-z0-9]{8,}|github_pat_[A-Za-z0-9_]{8,}"
@@ -54,7 +60,17 @@ _USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*:)([^\s@/]+)(@)")
 # the query of a URL (``scheme://host/path?api_key=X&sig=Y``): every value is treated as a secret
 # (up to a space, a quote or a closing parenthesis: a URL in prose)
 _URL_QUERY = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s?#]*\?)([^\s#\"'<>)]*)")
+# matrix parameters of a URL's path (``scheme://host/v1;api_key=X;sig=Y``): every value hidden
+_URL_MATRIX = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s?#;\"'<>)]*)(;[^\s?#\"'<>)]*)")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# a name and its value, as text shows them: ``NAME=VALUE``, ``"name": "value"``, ``name: value``,
+# ``'name': 'value'``, ``Name: Bearer X`` (the credential after an auth scheme is the value)
+_KV = re.compile(
+    r"""(?P<q>["']?)(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P=q)[ \t]*(?P<sep>[:=])[ \t]*"""
+    r"""(?P<scheme>(?:Bearer|Basic|Token|Digest)[ \t]+)?"""
+    r"""(?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s,;&{}\[\]()"'][^\s,;&}\]"']*))""",
+    re.I,
+)
 
 _lock = threading.Lock()
 _known: dict[str, str] = {}  # secret value -> what is written instead
@@ -177,8 +193,49 @@ def scrub_text(text: str) -> str:
         text = pat.sub(lambda m: table.get(m.group(0), REDACTED), text)
     text = _CREDENTIAL.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
     text = _TOKEN_FORMATS.sub(REDACTED, text)
+    text = _URL_MATRIX.sub(lambda m: m.group(1) + _hide_matrix(m.group(2)), text)
     text = _URL_QUERY.sub(lambda m: m.group(1) + _hide_query(m.group(2)), text)
-    return _USERINFO.sub(lambda m: m.group(1) + REDACTED + m.group(3), text)
+    text = _USERINFO.sub(lambda m: m.group(1) + REDACTED + m.group(3), text)
+    return hide_pairs(text)
+
+
+def _pairs(text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, value) of each value under a secret-like name in ``text`` (``_KV``). A pair
+    whose name is not secret-like is stepped into, not over: ``--header=X-Api-Key: V`` holds one."""
+    pos = 0
+    while True:
+        m = _KV.search(text, pos)
+        if m is None:
+            return
+        group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
+        value = m.group(group)
+        if looks_secret(m.group("name")) and _hideable(value):
+            yield m.start(group), m.end(group), value
+            pos = m.end()
+        else:
+            pos = m.start("sep") + 1
+
+
+def _hideable(value: str) -> bool:
+    return bool(value) and value != REDACTED and not _ENV_REF.fullmatch(value) and not _plain_number(value)
+
+
+def hide_pairs(text: str) -> str:
+    """``text`` with the value of every pair under a secret-like name (``_KV``) replaced."""
+    if ":" not in text and "=" not in text:
+        return text
+    out, last = [], 0
+    for start, end, _ in _pairs(text):
+        out += [text[last:start], REDACTED]
+        last = end
+    return "".join(out) + text[last:] if out else text
+
+
+def pair_secrets(text: str) -> list[str]:
+    """The values under secret-like names in ``text`` (``_KV``): ``-e API_KEY=X``, ``{"token": "X"}``."""
+    if ":" not in text and "=" not in text:
+        return []
+    return [v for _, _, v in _pairs(text)]
 
 
 def clip(text: str, limit: int) -> str:
@@ -233,6 +290,15 @@ def _hide_query(query: str) -> str:
     return "&".join(parts)
 
 
+def _hide_matrix(params: str) -> str:
+    """``;a=1;b=X`` -> ``;a=***;b=***`` (a bare ``;word`` stays: it names, it holds no value)."""
+    out = []
+    for part in params.split(";"):
+        name, eq, value = part.partition("=")
+        out.append(f"{name}={REDACTED}" if eq and value else part)
+    return ";".join(out)
+
+
 def scrub_obj(obj: Any) -> Any:
     """A copy of a JSON-like value with every string scrubbed; other values as they are. Keys are
     scrubbed too (a label keys the manifest's servers) unless they are identifiers: a result's
@@ -284,6 +350,10 @@ def url_secrets(url: str) -> list[str]:
             out += [value, unquote(value)]
         elif name and not eq:
             out.append(name)
+    for part in parts.path.split(";")[1:]:
+        name, eq, value = part.partition("=")
+        if eq and value:
+            out += [value, unquote(value)]
     return out
 
 
@@ -297,7 +367,7 @@ def redact_url(url: str) -> str:
 def secret_values(argv: Iterable[str]) -> list[str]:
     """The secret values an argv holds: after a secret flag, header values, credentials, URL passwords."""
     out: list[str] = []
-    args = list(argv)
+    args = _split_flag_values(argv)
     for i, a in enumerate(args):
         prev = args[i - 1] if i else ""
         if _secret_flag(prev):
@@ -310,10 +380,23 @@ def secret_values(argv: Iterable[str]) -> list[str]:
             out.append(a.split("=", 1)[1])
         out += [m.group(2) for m in _CREDENTIAL.finditer(a)]
         out += url_secrets(a)
+        out += pair_secrets(a)
     for v in list(out):  # "Bearer X" as a whole, and X
         m = _CREDENTIAL.fullmatch(v.strip())
         if m:
             out.append(m.group(2))
+    return out
+
+
+def _split_flag_values(argv: Iterable[str]) -> list[str]:
+    """``--flag=value`` as the two arguments ``--flag value`` (the value then stands where a
+    value stands: a header, a JSON document, a URL), other arguments as they are."""
+    out: list[str] = []
+    for a in argv:
+        if a.startswith("-") and "=" in a:
+            out += a.split("=", 1)
+        else:
+            out.append(a)
     return out
 
 
@@ -331,8 +414,9 @@ def redact_argv(argv: list[str]) -> list[str]:
     for i, a in enumerate(argv):
         if i in hide:
             out.append(REDACTED)
-        elif a.startswith("-") and "=" in a and looks_secret(a.split("=", 1)[0]):
-            out.append(a.split("=", 1)[0] + "=" + REDACTED)
+        elif a.startswith("-") and "=" in a:
+            flag, value = a.split("=", 1)
+            out.append(flag + "=" + (REDACTED if looks_secret(flag) else _redact_header(value, flag)))
         else:
             out.append(_redact_header(a, argv[i - 1] if i else ""))
     return out

@@ -55,6 +55,19 @@ def log_file_name(label: str) -> str:
     return f"{safe_name(redact.scrub_text(label))[:100]}-{digest}.log"
 
 
+def _kind(p: Path) -> str | None:
+    """What ``p`` is (after links): "a regular file", "a folder", "a FIFO", ...; None if absent."""
+    try:
+        mode = os.stat(p).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as e:  # a dangling or looping link
+        return f"unreadable ({e.strerror or e})"
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    return "a folder" if stat.S_ISDIR(mode) else inputs.kind_of(mode)
+
+
 def _umask_mode() -> int:
     """The mode a plain open() would give a new file (mkstemp makes 0600; results are for sharing)."""
     mask = os.umask(0)
@@ -124,11 +137,43 @@ class RunDir:
             raise DataError(f"not a run directory (no {MANIFEST})", file=str(p))
         return cls(p)
 
+    def check_files(self) -> None:
+        """Before a resume appends to it: every file specsweep keeps here (manifest, summary,
+        launches, records/*, logs/*) is a regular file, and records/ and logs/ are folders. A FIFO
+        (``logs/X.log``, ``launches.jsonl``) would block the resume forever or fail the remaining
+        cells one by one: a DataError naming each, up front, instead."""
+        bad = []
+        for name, want_dir in (
+            (MANIFEST, False),
+            (SUMMARY, False),
+            (LAUNCHES, False),
+            (RECORDS, True),
+            (LOGS, True),
+        ):
+            p = self.path / name
+            kind = _kind(p)
+            if kind is None:
+                continue
+            if want_dir and kind == "a folder":
+                bad += [
+                    f"{name}/{c.name} is {k}"
+                    for c in sorted(p.iterdir())
+                    if (k := _kind(c)) != "a regular file"
+                ]
+            elif kind != ("a folder" if want_dir else "a regular file"):
+                bad.append(f"{name} is {kind}")
+        if bad:
+            raise DataError(
+                f"cannot resume: {'; '.join(bad[:5])}{' ...' if len(bad) > 5 else ''} (a run dir holds "
+                "regular files only, and records/ and logs/ are folders); remove or replace them",
+                file=str(self.path),
+            )
+
     # ---- manifest -----------------------------------------------------------------------------
     @property
     def manifest(self) -> dict[str, Any]:
         try:
-            data = orjson.loads(inputs.read_bytes(self.path / MANIFEST))
+            data = orjson.loads(inputs.read_bytes(self.path / MANIFEST, inputs.MAX_MANIFEST_BYTES))
         except (OSError, orjson.JSONDecodeError) as e:
             raise DataError(f"cannot read manifest: {e}", file=str(self.path / MANIFEST)) from e
         if not isinstance(data, dict):

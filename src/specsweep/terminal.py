@@ -27,7 +27,18 @@ def one_line(v: Any) -> str:
     return plain(v).replace("\n", "\\n")
 
 
-_MD_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+# bidirectional controls: U+202E shows "exe.txt" as "txt.exe" (a label, a tag, a model id)
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_MD_CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029{_BIDI}]")
+# what a document (HTML, a log) must not hold raw: control characters but tab, newline and carriage
+# return, and bidirectional controls
+_DOC_CONTROL = re.compile(f"[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f{_BIDI}]")
+
+
+def visible_controls(text: str) -> str:
+    """``text`` with every control character but tab and line breaks, and every bidirectional
+    control, shown as its ``\\x1b``/``\\u202e`` escape: never acted on by a terminal or a browser."""
+    return _DOC_CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 def md_inline(s: str) -> str:

@@ -79,3 +79,23 @@ def test_labels_that_differ_in_punctuation_or_cjk_get_their_own_logs(tmp_path: P
         text = (rd.path / "logs" / log_file_name(x)).read_text()
         assert text.count("===== specsweep: launch") == 1 and f"launch 1 of {x} at" in text
         assert rd.manifest["servers"][x]["log"] == log_file_name(x)
+
+
+def test_the_log_header_holds_no_raw_control_character(tmp_path: Path) -> None:
+    """Issue 38, defect 13: the launch header wrote a label's ESC, BEL and NUL raw into logs/*.log."""
+    label = "lab\x1b[31m\x07\u202e"
+    data: dict[str, Any] = {
+        "name": "ctl",
+        "servers": [{"name": "s", "label": label, "kind": "command", "argv": fake_argv()}],
+        "workloads": [{"scenarios": ["chat_short"], "concurrency": [1], "num_prompts": 2}],
+        "client": {"warmup_requests": 0, "warmup_sleep_s": 0},
+        "timeouts": {"ready_s": 20, "stop_s": 5},
+        "report": {"enabled": False},
+    }
+    plan = plan_experiment(parse_experiment(data))
+    rd = create_run_dir(plan, tmp_path, None)
+    execute(plan, rd, bench_fn=StandIn(0.01))
+    text = (rd.path / "logs" / log_file_name(label)).read_text()
+    header = text[: text.index("===== env")]
+    assert not [c for c in ("\x1b", "\x07", "\u202e") if c in header], header
+    assert "launch 1 of lab\\x1b[31m\\x07\\u202e at" in header

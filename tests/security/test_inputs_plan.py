@@ -134,3 +134,14 @@ def test_check_lossless_output_is_checked_before_the_work(capsys: pytest.Capture
     line = _error(["check-lossless", "--base-url", "http://127.0.0.1:9", "--base-url", "http://127.0.0.1:9",
                    "-o", str(READ_ONLY / "l.json")], capsys)  # fmt: skip
     assert "-o" in line and "cannot write" in line, line  # not a connection error: checked first
+
+
+@pytest.mark.parametrize("n", ["1000000000000", "100001", "0"])
+def test_replay_requests_is_bounded(n: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 38, defect 10: ``--replay-requests 1000000000000`` was a numpy MemoryError traceback;
+    now one line naming the value and the bound, before anything is read."""
+    t = tmp_path / "t.yaml"
+    t.write_text("mix: {chat: 1.0}\nload: {concurrency: 8}\n")
+    line = _error(["plan", str(tmp_path / "no-results"), "--traffic", str(t), "--validate", "--replay-requests", n],
+                  capsys)  # fmt: skip
+    assert "--replay-requests" in line and "up to 100,000" in line, line

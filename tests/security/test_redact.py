@@ -86,3 +86,49 @@ def test_short_values_and_result_keys_are_left_alone() -> None:
     redact.register_environ({"RAY_AUTH_MODE": "token", "SESSION_ID": "output_tokens"})
     row = {"total_output_tokens": 5, "label": "output_tokens x", "s(dm=output_tokens)": 1}
     assert redact.scrub_obj(row) == {"total_output_tokens": 5, "label": "*** x", "s(dm=***)": 1}
+
+
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        (["-e", "VLLM_API_KEY=dk-12345678"], ["-e", "VLLM_API_KEY=***"]),  # NAME=VALUE, docker style
+        (["--header=X-Api-Key: hk-12345678"], ["--header=X-Api-Key: ***"]),  # --flag=value: a header
+        (['--cfg={"api_key": "jk-12345678", "n": 3}'], ['--cfg={"api_key": "***", "n": 3}']),  # JSON value
+        (["--cfg", "auth:\n  token: yk-12345678\n"], ["--cfg", "auth:\n  token: ***\n"]),  # YAML value
+        (["--url", "http://h:1/v1;api_key=mk-12345678;x=1"], ["--url", "http://h:1/v1;api_key=***;x=***"]),
+        (["-e", "PATH=/usr/bin", "--max-tokens=8"], ["-e", "PATH=/usr/bin", "--max-tokens=8"]),  # plain
+    ],
+)
+def test_a_secret_is_found_by_what_the_value_looks_like_and_where_it_sits(
+    argv: list[str], shown: list[str]
+) -> None:
+    """Issue 38, defect 2: a rule on shapes (NAME=VALUE, --flag=value, JSON/YAML pairs in a string,
+    URL matrix parameters), not a list of flags; each value found is known from then on."""
+    assert redact.redact_argv(argv) == shown
+    for a in argv:
+        for secret in ("dk-", "hk-", "jk-", "yk-", "mk-"):
+            if secret in a:
+                assert redact.scrub_text(f"echo {secret}12345678 .") == "echo *** ."
+
+
+def test_json_and_yaml_inside_an_env_value_are_hidden_and_known() -> None:
+    env = {
+        "ENGINE_CONFIG": '{"api_key": "ek-12345678", "workers": 2}',
+        "Y": "auth:\n  password: 'yp-12345678'",
+    }
+    assert redact.redact_env(env) == {
+        "ENGINE_CONFIG": '{"api_key": "***", "workers": 2}',
+        "Y": "auth:\n  password: '***'",
+    }
+    assert redact.scrub_text("ek-12345678 yp-12345678") == "*** ***"
+
+
+def test_pairs_leave_ordinary_settings_alone() -> None:
+    text = (
+        "max_tokens: 5 token=None speculative_token_map=/x eos_token: </s> Authorization: Bearer abcdefghij"
+    )
+    assert (
+        redact.scrub_text(text)
+        == "max_tokens: 5 token=None speculative_token_map=/x eos_token: </s> Authorization: Bearer ***"
+    )
+    assert redact.scrub_text("Authorization: Basic dXNlcjpwYXNzd29yZA==") == "Authorization: Basic ***"

@@ -15,8 +15,8 @@ from specsweep.cli import main
 
 from ..importers.realformats import SG_2025, jsonl
 
-TAG = "chat\x1b[31mred\x07bell"
-LABELS = ["line\nbreak", "[click](http://evil.invalid)"]
+TAG = "chat\x1b[31mred\x07bell\x00nul"
+LABELS = ["line\nbreak", "[click](http://evil.invalid)", "rtl\u202eexe.txt\u2066iso"]
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +41,25 @@ def test_no_control_character_reaches_stdout(
     out = _report(results, capsys, "--format", fmt)
     assert "\x1b" not in out and "\x07" not in out
     assert "\\x1b" in out and "\\x07" in out  # shown, escaped
+
+
+def test_no_bidi_control_reaches_markdown_on_stdout(
+    results: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 38, defect 13: U+202E came out raw (the label read "rtlexe.txt" reversed)."""
+    out = _report(results, capsys, "--format", "md")
+    assert "\u202e" not in out and "\u2066" not in out
+    assert "rtl\\u202eexe.txt\\u2066iso" in out  # shown, escaped
+
+
+@pytest.mark.slow  # the HTML report draws its plots (~10 s)
+def test_no_raw_control_character_in_report_html(results: Path, tmp_path: Path) -> None:
+    """Issue 38, defect 13: report.html held raw ESC, BEL and NUL (and bidi controls) of a tag."""
+    out = tmp_path / "r.html"
+    assert main(["report", str(results), "--kind", "compare", "-o", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert not [c for c in ("\x1b", "\x07", "\x00", "\u202e", "\u2066") if c in text]
+    assert "\\x1b" in text and "\\u202e" in text
 
 
 def test_a_newline_in_a_label_does_not_split_a_table_row(

@@ -64,3 +64,26 @@ def test_plain_base_urls_pass(url: str) -> None:
 def test_the_password_of_a_refused_url_is_not_echoed() -> None:
     msg = base_url_problem(f"http://user:{SECRET}@h:1/?x=1") or ""
     assert "query string" in msg and SECRET not in msg and "user:***@h:1" in msg
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:9/ a",
+        "http://127.0.0.1:9/\ta",
+        "http://127.0.0.1:9/\x07",
+        "http://127.0.0.1:9/\u202ev1",
+    ],
+)
+def test_a_url_with_whitespace_or_control_characters_is_refused_when_the_file_loads(
+    url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 38, defect 11: before, http.client's InvalidURL traceback mid-run, and a run dir left
+    marked interrupted. Now: exit 2 when the experiment loads, naming the character; no run dir."""
+    f = _experiment(tmp_path, url)
+    rc = main(["run", str(f), "--results-dir", str(tmp_path / "results"), "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert "servers[0].url" in err and "whitespace or control characters" in err and "U+" in err
+    assert "Traceback" not in err and "\x07" not in err and "\u202e" not in err
+    assert not (tmp_path / "results").exists()

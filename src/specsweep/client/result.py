@@ -15,7 +15,7 @@ from typing import Any
 
 from specsweep import __version__, acceptance, steady
 from specsweep.bench_types import BenchConfig, BenchOutcome
-from specsweep.client import server_info
+from specsweep.client import server_info, usage_check
 from specsweep.client.selfcheck import ClientLoad, StampBounds, judge
 from specsweep.metrics import compute_metrics
 from specsweep.metrics_category import per_category
@@ -44,6 +44,8 @@ class WorkerRun:
     # measured requests whose send time was [the send call's start, the kernel's transmit stamp]
     send_stamps: list[int] = field(default_factory=lambda: [0, 0])
     redirects: int = 0  # responses that followed a redirect (only with allow_redirects)
+    # measured requests whose server token count their text contradicts: (index, why); usage_check
+    count_disagreements: list[tuple[int, str]] = field(default_factory=list)
     host: str = ""
     pid: int = 0
 
@@ -128,7 +130,10 @@ def build_outcome(
     result.update(server_info.spec_delta(server.spec_before, server.spec_after))
     result.update(acceptance.fill(result))  # one definition for every engine (specsweep.acceptance)
     result["server_accept_length"] = server.accept_length or None  # 0: SGLang has no figure yet
-    impossible = acceptance.problems(result, cfg.spec_tokens)
+    # the most output tokens the server can have made for these requests: what they asked for (or
+    # got, where more): its counters cannot have accepted, nor drafted for, more
+    most_output = sum(max(r.output_len, r.output_tokens) for r in records)
+    impossible = acceptance.problems(result, cfg.spec_tokens, output_tokens=most_output)
     if impossible:  # a lying or restarted server: no acceptance figure of this run is shown
         acceptance.invalidate(result, impossible)
     result["per_category"] = per_category(records, result.get("accept_length"))
@@ -166,7 +171,10 @@ def build_outcome(
         warnings.warn(RANDOM_IDS_WARNING, stacklevel=2)
         warns.append(RANDOM_IDS_WARNING)
     result["warnings"] = warns
-    invalid = "; ".join(v.reasons) or None
+    counts = usage_check.invalid_reason(
+        [d for run in runs for d in run.count_disagreements], int(metrics["completed"])
+    )
+    invalid = "; ".join([*v.reasons, *([counts] if counts else [])]) or None
     result["invalid"] = invalid is not None
     result["invalid_reason"] = invalid
     return BenchOutcome(result=result, records=warm + records, invalid_reason=invalid, stamp_bounds=bounds)

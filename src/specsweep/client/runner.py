@@ -28,7 +28,7 @@ import orjson
 
 from specsweep import redact
 from specsweep.bench_types import BenchConfig, BenchOutcome
-from specsweep.client import server_info
+from specsweep.client import server_info, usage_check
 from specsweep.client.dialects import (
     OVER_CAP,
     ChunkError,
@@ -84,6 +84,7 @@ class Runner:
         self.pacer = SendPacer()
         self.bounds: StampBounds = {}  # measured requests' chunks whose stamp may be late (selfcheck)
         self.redirects = 0
+        self.count_disagreements: list[tuple[int, str]] = []  # measured requests (usage_check)
         self.on_request: Callable[[], None] | None = None  # called after each measured request
 
     def _fresh_session(self) -> aiohttp.ClientSession:
@@ -292,6 +293,11 @@ class Runner:
                 # the server's counts fit the request, its text does not (the client counted the
                 # text chunk by chunk, and stopped reading, where the server gave no count)
                 rec.error_kind, rec.error = OVER_CAP, why
+            elif rec.output_tokens_source == "server" and not rec.is_warmup:
+                # the server's count against the text it sent, both ways (usage_check)
+                why = usage_check.disagreement(rec.output_tokens, "".join(st.text_parts), self.tok.count)
+                if why:
+                    self.count_disagreements.append((rec.index, why))
 
 
 async def drive(
@@ -372,6 +378,7 @@ async def measure_run(
     return WorkerRun(
         worker=runner.worker, records=records, warm=warm or [], load=load, kernel=runner.kernel_stamps,
         bounds=runner.bounds, redirects=runner.redirects, send_stamps=runner.send_stamps,
+        count_disagreements=list(runner.count_disagreements),
     )  # fmt: skip
 
 

@@ -32,6 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_run)
 
 
+# requests per option a replay sends: ~28 min at 60 requests/s; more was a numpy MemoryError traceback
+MAX_REPLAY_REQUESTS = 100_000
+
+
 def _run(args: argparse.Namespace) -> int:
     from specsweep.paths import output_file, write_failed
     from specsweep.plan.planner import make_plan, to_json
@@ -42,8 +46,12 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.gpus is not None and args.gpus < 1:
         raise UsageError(f"--gpus {args.gpus}; expected a positive integer")
-    if args.replay_requests is not None and args.replay_requests < 1:
-        raise UsageError(f"--replay-requests {args.replay_requests}; expected a positive integer")
+    if args.replay_requests is not None and not 1 <= args.replay_requests <= MAX_REPLAY_REQUESTS:
+        raise UsageError(
+            f"--replay-requests {args.replay_requests:,}; expected a positive integer up to "
+            f"{MAX_REPLAY_REQUESTS:,} (the replay sends them in real time to simulated servers, and keeps "
+            "each request's timings)"
+        )
     if not args.time_scale > 0:
         raise UsageError(f"--time-scale {args.time_scale}; expected a positive number")
     if args.output:  # before the planning (minutes with --validate): a bad path is one line, at once

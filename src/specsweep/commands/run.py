@@ -83,6 +83,7 @@ def _run_dir_and_plan(args: argparse.Namespace) -> tuple[RunDir, Plan] | None:
 
     if args.resume:
         run_dir = RunDir.open(args.resume)
+        run_dir.check_files()  # a FIFO planted as a log would block the resume forever
         if not args.dry_run:  # what a killed run left running (workers, stubborn servers)
             reap.reap_run_dir(run_dir.path)
             reap.reap_results_dir(run_dir.path.parent)

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from specsweep import cellnames
+from specsweep import cellnames, redact
 from specsweep.errors import DataError
 from specsweep.importers import grouping, identity
 from specsweep.importers.common import ImportOptions
@@ -213,7 +213,7 @@ class Pass:
                     row["error"] = "no request completed"
                 elif row.get("invalid_reason"):
                     row["status"] = "invalid"
-                out.write(dumps(row) + b"\n")
+                out.write(dumps(redact.scrub_obj(row)) + b"\n")  # an LLMPerf model URL's password
                 n += 1
             out.flush()
             os.fsync(out.fileno())

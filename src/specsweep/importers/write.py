@@ -29,13 +29,14 @@ from typing import Any
 
 import orjson
 
-from specsweep import SCHEMA_VERSION, __version__
+from specsweep import SCHEMA_VERSION, __version__, redact
 from specsweep.errors import DataError, UsageError
 from specsweep.importers.common import ImportOptions
 from specsweep.importers.grouping import MAX_CONCURRENCY
 from specsweep.importers.passes import Pass, ToRows
 from specsweep.inputs import open_regular
 from specsweep.paths import safe_name
+from specsweep.redact_copy import copy_scrubbed
 from specsweep.store import MANIFEST, SUMMARY, RunDir, atomic_write_bytes, dumps
 
 PENDING_MANIFEST = ".manifest.json.pending"
@@ -180,8 +181,10 @@ def _write_sources_and_manifest(
     file_info = []
     for i, (p, sha) in enumerate(zip(paths, shas, strict=True)):
         dest = src_dir / f"{i}-{safe_name(p.name)}"
-        shutil.copyfile(p, dest)
-        file_info.append({"path": str(p.resolve()), "copy": str(dest.relative_to(tmp)), "sha256": sha})
+        # the copy with its secrets replaced (sha256: of the file as it was read)
+        redacted = copy_scrubbed(p, dest)
+        info = {"path": str(p.resolve()), "copy": str(dest.relative_to(tmp)), "sha256": sha}
+        file_info.append({**info, "redacted": True} if redacted else info)
     bk = sorted(job.backends)
     md = sorted(job.models)
     servers: list[dict[str, Any]] = [
@@ -211,4 +214,4 @@ def _write_sources_and_manifest(
         },
         "plan": sorted(plan),
     }
-    atomic_write_bytes(tmp / PENDING_MANIFEST, dumps(manifest, indent=True))
+    atomic_write_bytes(tmp / PENDING_MANIFEST, dumps(redact.scrub_obj(manifest), indent=True))

@@ -1,6 +1,8 @@
 """Signals during a run: SIGTERM stops it the way Ctrl-C does, and teardown is never cut short.
 
-- ``sigterm_as_interrupt``: SIGTERM raises KeyboardInterrupt, as Ctrl-C does (exit 130).
+- ``sigterm_as_interrupt``: SIGTERM and SIGHUP (a closed terminal or SSH session) raise
+  KeyboardInterrupt, as Ctrl-C does (servers stopped, the manifest says "interrupted", exit 130).
+  A SIGHUP the process ignores (``nohup``) stays ignored.
 - ``signals_deferred``: a stop signal during a section that must finish (teardown, the manifest's
   last update) is held and delivered after it. A server's own teardown holds them itself
   (``ManagedServer.stop``), whoever calls it.
@@ -21,6 +23,10 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from specsweep.servers.spawn import STOP_SIGNALS
+
+_STOPS = tuple(sorted(STOP_SIGNALS))  # SIGHUP, SIGINT, SIGTERM
+
 
 @contextlib.contextmanager
 def signals_deferred() -> Iterator[None]:
@@ -32,7 +38,8 @@ def signals_deferred() -> Iterator[None]:
     held: list[int] = []
     old = {
         s: signal.signal(s, lambda signum, frame: held.append(signum))
-        for s in (signal.SIGINT, signal.SIGTERM)
+        for s in _STOPS
+        if signal.getsignal(s) is not signal.SIG_IGN  # nohup's SIGHUP stays ignored
     }
     try:
         yield
@@ -80,19 +87,21 @@ def sigterm_as_interrupt() -> Iterator[None]:
     old_int = signal.getsignal(signal.SIGINT)
     if old_int is signal.default_int_handler:
         signal.signal(signal.SIGINT, _interrupt)
+    old_hup = signal.getsignal(signal.SIGHUP)
+    if old_hup is signal.SIG_DFL:  # not under nohup (SIG_IGN)
+        signal.signal(signal.SIGHUP, _interrupt)
     try:
         yield
     finally:
         _depth[0] -= 1
-        if signal.getsignal(signal.SIGTERM) is _interrupt:  # not once ``stopping`` ignores it
-            signal.signal(signal.SIGTERM, old_term)
-        if signal.getsignal(signal.SIGINT) is _interrupt:
-            signal.signal(signal.SIGINT, old_int)
+        for s, old in ((signal.SIGTERM, old_term), (signal.SIGINT, old_int), (signal.SIGHUP, old_hup)):
+            if signal.getsignal(s) is _interrupt:  # not once ``stopping`` ignores it
+                signal.signal(s, old)
 
 
 def stopping() -> None:
-    """The process is ending on an interrupt: ignore SIGINT and SIGTERM from now on (main thread
-    only), so it exits 130 by itself however many more arrive."""
+    """The process is ending on an interrupt: ignore SIGINT, SIGTERM and SIGHUP from now on (main
+    thread only), so it exits 130 by itself however many more arrive."""
     if threading.current_thread() is threading.main_thread():
-        for s in (signal.SIGINT, signal.SIGTERM):
+        for s in _STOPS:
             signal.signal(s, signal.SIG_IGN)

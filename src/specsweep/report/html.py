@@ -38,6 +38,7 @@ from specsweep.report.html_kit import HtmlPage, esc, md_inline, md_strip
 from specsweep.report.html_results import core, findings, plots_section, winmap_titles, winners
 from specsweep.report.i18n_html import hl
 from specsweep.report.view import ReportView
+from specsweep.terminal import visible_controls
 
 __all__ = ["json_for_script", "md_inline", "md_strip", "render_html", "script_hash"]
 
@@ -58,8 +59,10 @@ def json_for_script(text: str) -> str:
 
 
 def render_html(view: ReportView, lang: str = "en") -> str:
-    """The whole report as one self-contained HTML document (str)."""
-    return _page(HtmlPage(view, lang))
+    """The whole report as one self-contained HTML document (str). No raw control character (ESC,
+    BEL, NUL from a label, a tag or an error) or bidirectional control is left in it: each is shown
+    as its escape (``terminal.visible_controls``)."""
+    return visible_controls(_page(HtmlPage(view, lang)))
 
 
 def _page(page: HtmlPage) -> str:

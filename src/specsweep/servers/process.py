@@ -26,6 +26,7 @@ from specsweep.errors import ServerError
 from specsweep.servers import affinity, readiness, reap, spawn
 from specsweep.servers.argv import base_url, build_argv, build_env, engine_of, version_argv
 from specsweep.servers.logpump import LogPump
+from specsweep.terminal import visible_controls
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +162,8 @@ class ManagedServer:
         header = f"\n===== specsweep: launch {len(self.launches) + 1} of {self.cfg.label} at {now_iso()}\n"
         header += f"===== argv: {redact.redact_argv(self.argv or [])}\n"
         header += f"===== env (experiment): {redact.redact_env(dict(spec.env))}\n"
-        self._log.write(redact.scrub_text(header).encode())
+        # a label or argv from the file: ESC, BEL or NUL shown escaped, never written raw
+        self._log.write(visible_controls(redact.scrub_text(header)).encode())
         self._log.flush()
         read_fd, write_fd = os.pipe()
         with spawn.held_stop_signals():  # a Ctrl-C meanwhile is raised after: process recorded

@@ -42,6 +42,8 @@ from typing import Any
 
 import orjson
 
+from specsweep import inputs
+from specsweep.inputs import MAX_MANIFEST_BYTES
 from specsweep.servers.spawn import held_stop_signals
 
 log = logging.getLogger(__name__)
@@ -259,8 +261,14 @@ def reap_run_dir(path: str | Path, grace_s: float = 10.0) -> list[int]:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             return []  # a live run owns it (and its servers)
+        data = _read_trusted(p / "manifest.json", MAX_MANIFEST_BYTES + 1) or b"null"
+        if len(data) > MAX_MANIFEST_BYTES:  # never a manifest specsweep wrote: not read whole
+            log.warning(
+                "%s: not stopping what it names: manifest.json is over %s bytes", p, f"{MAX_MANIFEST_BYTES:,}"
+            )
+            return []
         try:
-            manifest = orjson.loads(_read_trusted(p / "manifest.json") or b"null")
+            manifest = orjson.loads(data)
         except orjson.JSONDecodeError:
             manifest = None
         if not isinstance(manifest, dict):
@@ -283,6 +291,20 @@ def reap_results_dir(results_dir: str | Path, grace_s: float = 10.0) -> list[int
     for d in sorted(base.iterdir()):
         m = d / "manifest.json"
         with contextlib.suppress(OSError):
-            if m.is_file() and b'"status": "running"' in m.read_bytes():
+            if m.is_file() and _says_running(m):
                 pids += reap_run_dir(d, grace_s)
     return pids
+
+
+def _says_running(manifest: Path) -> bool:
+    """Whether a sibling's manifest says it is running, read in 1 MiB pieces and at most
+    ``MAX_MANIFEST_BYTES`` (a planted 1.5 GB manifest made every ``run --results-dir`` take 1.6 GB)."""
+    needle = b'"status": "running"'
+    with inputs.open_regular(manifest) as f:
+        tail, read = b"", 0
+        while read < MAX_MANIFEST_BYTES and (piece := f.read(1 << 20)):
+            read += len(piece)
+            if needle in tail + piece:
+                return True
+            tail = piece[-len(needle) :]
+    return False

@@ -24,18 +24,24 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
-STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+# SIGHUP too: a closed terminal or SSH session stops a run the way SIGTERM does
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 @contextlib.contextmanager
 def held_stop_signals() -> Iterator[None]:
-    """Within: SIGINT/SIGTERM recorded, not acted on. After: the first one recorded is raised again
+    """Within: SIGINT/SIGTERM/SIGHUP recorded, not acted on. After: the first one recorded is raised again
     (so the caller's usual handling, KeyboardInterrupt, happens outside the critical section)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     held: list[int] = []
-    old = {s: signal.signal(s, lambda signum, frame: held.append(signum)) for s in STOP_SIGNALS}
+    # a signal the process ignores (``nohup``: SIGHUP) stays ignored
+    old = {
+        s: signal.signal(s, lambda signum, frame: held.append(signum))
+        for s in STOP_SIGNALS
+        if signal.getsignal(s) is not signal.SIG_IGN
+    }
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         yield
