@@ -31,7 +31,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 from specsweep.adaptive.types import (
     DesignSettings,
@@ -66,6 +65,8 @@ def run_prompts(fraction: float, num_prompts: int, concurrency: int, min_waves: 
 
 
 def _sf_t(z: float, df: float) -> float:
+    from scipy import special  # at a look, not at import: a broken install keeps the first pass
+
     return float(special.ndtr(-z)) if math.isinf(df) or df > 1e6 else float(special.stdtr(df, -z))
 
 
@@ -126,6 +127,8 @@ class RacePair:
 
 
 def _quantile(p: float, df: float) -> float:
+    from scipy import special
+
     p = min(max(p, 1e-15), 0.5)
     return float(-special.ndtri(p)) if math.isinf(df) or df > 1e6 else float(-special.stdtrit(df, p))
 

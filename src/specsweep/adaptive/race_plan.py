@@ -10,8 +10,6 @@ import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
-from scipy import special
-
 from specsweep import stats
 from specsweep.adaptive.race import (
     BASELINE_REPEATS,
@@ -162,6 +160,8 @@ def plan_cell(a: RaceAssessment, p: Point, settings: DesignSettings, costs: Full
     """(length, runs a config) for the cell's relaunch: the least run time reaching the standard error
     that decides a gap of twice the margin at POWER (planned at PLAN_NOISE inside a launch), or the
     cheapest within RELAX of the best reachable one."""
+    from scipy import special  # at a look, not at import (a broken install keeps the first pass)
+
     alpha = settings.level * W1 / max(family_open, 1)
     z = float(-special.ndtri(alpha / 2)) + float(-special.ndtri(1 - POWER))
     target = math.log1p(2 * settings.margin) / z
