@@ -113,7 +113,7 @@ def metric_runs(ds: Dataset, metric: str, higher_is_better: bool) -> MetricRuns:
         f"{ses}|{x[0]}|{x[5]}" if kinds.get(x[3]) in BLOCK_ORDERS else f"{ses}|{x[0]}"
         for x, ses in zip(rows, sessions, strict=True)
     )
-    prior = launch_noise.prior_for(mans, _calibration_keys(ds)) or ASSUMED
+    prior = launch_noise.prior_for(mans, calibration_keys(ds)) or ASSUMED
     dirs = {x[3] for x in rows}
     common = len(dirs) > 1 and all(x[4] is not None for x in rows)
     pos = np.empty(len(rows))
@@ -163,7 +163,7 @@ def session_ids(rows: list[_Row]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _calibration_keys(ds: Dataset) -> list[str]:
+def calibration_keys(ds: Dataset) -> list[str]:
     """The engine@host keys a stored calibration may be under for these runs."""
     hosts = []
     for m in ds.manifests:
