@@ -28,6 +28,7 @@ from specsweep.analysis.data import Dataset
 from specsweep.stats_launch import ASSUMED, LaunchFit
 from specsweep.stats_noise import Drift, NoiseModel, Outlier
 from specsweep.stats_seq import Runs
+from specsweep.stats_step import Step
 
 BLOCK_ORDERS = ("interleaved", "adaptive")
 
@@ -195,6 +196,7 @@ class Findings:
     launch: LaunchFit | None = None  # the launch noise the verdicts used (stats_launch)
     refused: tuple[Drift, ...] = ()  # drifts refused as absurd for the data (stats_noise.Drift.refused)
     sessions: int = 1  # sessions in the data (run dirs; a resume more than SESSION_GAP_S later)
+    steps: tuple[Step, ...] = ()  # steps of the host found in run order and taken out (stats_step)
 
 
 def findings(ds: Dataset, metric: str, higher_is_better: bool) -> Findings:
@@ -214,4 +216,4 @@ def findings(ds: Dataset, metric: str, higher_is_better: bool) -> Findings:
     het = tuple(c for c, n in sorted(m.configs.items()) if n.heterogeneous)
     tails = bool(m.outliers) or m.kurtosis >= TAILS_KURTOSIS
     return Findings(noise, m.drift, mr.order_kinds, blocked, unaligned, m.outliers, het, tails, m.launch,
-                    m.refused, len(set(runs.sessions)) or 1)  # fmt: skip
+                    m.refused, len(set(runs.sessions)) or 1, m.steps)  # fmt: skip
