@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from specsweep import __version__
 from specsweep.errors import SpecsweepError, broken_install
 
-COMMANDS = ("bench", "run", "sim", "report", "importcmd", "lossless", "plan", "preflight")
+COMMANDS = ("bench", "run", "sim", "report", "importcmd", "lossless", "plan", "preflight", "calibrate")
 
 
 class _Parser(argparse.ArgumentParser):

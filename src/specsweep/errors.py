@@ -88,8 +88,9 @@ def broken_install(e: ModuleNotFoundError) -> str | None:
     not that (no name, or a module of specsweep itself: a bug to show in full)."""
     if not e.name or e.name.split(".")[0] == "specsweep":
         return None
+    name = e.name.split(".")[0]  # the package to install (scipy, not scipy.spatial)
     return (
-        f"the module {e.name!r} that specsweep needs is not installed; reinstall specsweep with its "
+        f"the module {name!r} that specsweep needs is not installed; reinstall specsweep with its "
         "dependencies (pip install specsweep, or pip install -e . in a checkout)"
     )
 

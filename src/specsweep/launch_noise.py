@@ -65,3 +65,19 @@ def prior_for(run_dirs: Iterable[str | Path], keys: Iterable[str]) -> LaunchPrio
                 df = float(df) if isinstance(df, (int, float)) and df > 0 else math.inf
                 return LaunchPrior(float(e["sd"]), df, "calibrated", f"{k} ({path_for(d).name})")
     return None
+
+
+def prior_in(results_dir: str | Path, host: str, kinds: Iterable[str]) -> LaunchPrior | None:
+    """The stored calibration for a run about to start on ``host`` with servers of these ``kinds``
+    (sim, vllm, ...: the engine a server will report is not known before it runs): the entry of that
+    host whose recorded kinds include one of them; None when there is none."""
+    want = set(kinds)
+    path = path_for(results_dir)
+    for k, e in read(path).items():
+        if not (isinstance(e, dict) and k.endswith(f"@{host}") and want & set(e.get("kinds") or ())):
+            continue
+        if isinstance(e.get("sd"), (int, float)) and math.isfinite(e["sd"]) and e["sd"] >= 0:
+            df = e.get("df")
+            df = float(df) if isinstance(df, (int, float)) and df > 0 else math.inf
+            return LaunchPrior(float(e["sd"]), df, "calibrated", f"{k} ({path.name})")
+    return None

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -38,6 +39,7 @@ from specsweep.stats_launch import (
     session_columns,
     session_components,
 )
+from specsweep.stats_step import Step, detect_steps, step_column
 
 OUTLIER_K = 4.5  # a run this many robust sd (MAD) off the rest of its group is flagged
 MAX_KURTOSIS = 30.0  # excess kurtosis estimates are clipped to [0, this]
@@ -150,6 +152,7 @@ class NoiseModel:
     launch: LaunchFit | None = None  # the launch noise (None: launches not modelled, the old rule)
     session_links: dict[str, str] = field(default_factory=dict)  # session -> its connected component
     refused: tuple[Drift, ...] = ()  # drifts found but refused as absurd (bounds: _refuse)
+    steps: tuple[Step, ...] = ()  # the host's steps found and taken out (stats_step)
 
     def noise(self, config: str) -> ConfigNoise | None:
         c = self.configs.get(config)
@@ -237,6 +240,7 @@ def fit(
     launches: Sequence[Hashable] | None = None,
     sessions: Sequence[str] | None = None,
     launch_prior: LaunchPrior | None = None,
+    steps: tuple[Step, ...] | None = None,
 ) -> NoiseModel:
     """The noise model of these runs (one entry per run; ``y`` = oriented log values). ``pos``: each
     run's position in its ``domain``'s run order (NaN: unknown, no drift is fitted for it);
@@ -244,7 +248,8 @@ def fit(
     checks only the report's notes need (drift the model leaves, outlier runs). ``launches``: each
     run's server launch (stats_launch: the launch noise is then part of every comparison);
     ``sessions``: each run's session (an offset per session is taken out where a group was measured
-    in two sessions; pairs in sessions no group links carry a between-session term)."""
+    in two sessions; pairs in sessions no group links carry a between-session term). ``steps``: the
+    host's steps to take out (None: look for one per domain, :mod:`specsweep.stats_step`)."""
     yv = np.asarray(y, dtype=float)
     n = yv.size
     cfg = np.asarray(list(configs), dtype=object)
@@ -257,6 +262,10 @@ def fit(
     ses = np.asarray(list(sessions) if sessions is not None else [""] * n, dtype=object)
     links = session_components(ses, g)
     x, names = session_columns(x, names, ses)
+    steps_in = steps or ()
+    for i, st in enumerate(steps_in):
+        x = np.column_stack([x, step_column(st, posv, dom)])
+        names.append((st.domain, "step", i))
     yt = _demean(yv, g, ng)
     xt = _demean(x, g, ng) if x.shape[1] else x
     keep = [j for j in range(xt.shape[1]) if float(np.dot(xt[:, j], xt[:, j])) > 1e-9]
@@ -288,6 +297,19 @@ def fit(
         w = np.array([1.0 / sig2[c] if sig2.get(c, 0.0) > 0 else 1.0 for c in cfg.tolist()])
     # v_beta above is (X'WX)^-1 with W = 1/sigma^2: the variance of beta
     e = yt - (xt @ beta if xt.shape[1] else 0.0)
+    if steps is None:  # look for a step in what the line, the sessions and the means leave
+        lj = [j for j, nm in enumerate(names) if nm[1] == "session"]  # a step is looked for before a line
+        r = yt - (xt[:, lj] @ np.linalg.lstsq(xt[:, lj], yt, rcond=None)[0] if lj else 0.0)
+        sd = np.array([math.sqrt(sig2.get(c, 0.0)) for c in cfg.tolist()])
+        found = detect_steps(r, sd, ng[g], posv, dom, launches, cfg, g)
+        if found:
+            kw: dict[str, Any] = {"pos": posv, "domain": list(dom), "rounds": rnd, "block_domains": block_domains,
+                                  "diagnostics": diagnostics, "launches": launches, "sessions": sessions,
+                                  "launch_prior": launch_prior}  # fmt: skip
+            m2 = fit(configs, cells, yv, steps=found, **kw)
+            ok = {(f.domain, f.at) for f in m2.steps if f.kept}  # a column no group varies along is gone
+            kept_steps = tuple(s for s in found if (s.domain, s.at) in ok)
+            return m2 if len(kept_steps) == len(found) else fit(configs, cells, yv, steps=kept_steps, **kw)
     scale = np.sqrt(np.where(ng[g] >= 2, ng[g] / np.maximum(ng[g] - 1.0, 1.0), 0.0))
     scaled = e * scale
     kurt = _kurtosis(e, ng[g], cfg, sig2, rep)
@@ -301,7 +323,7 @@ def fit(
         het = diagnostics and _bartlett_p(e, g, mine, ng) <= HETERO_LEVEL
         out_cfg[c] = ConfigNoise(s, dfc, dfc * 2.0 / (2.0 + kurt), scaled[m], int(mine.size),
                                  _pair_diffs(e, g, mine), het)  # fmt: skip
-    dj = [j for j, nm in enumerate(names) if nm[1] != "session"]
+    dj = [j for j, nm in enumerate(names) if nm[1] not in ("session", "step")]
     drift = _drift_summary([names[j] for j in dj], beta[dj], v_beta[np.ix_(dj, dj)], x[:, dj], diagnostics,
                            span, total_df - rank, e, g, posv, dom, cfg, sig2, xt[:, dj])  # fmt: skip
     refused = tuple(d for d in drift if d.refused)
@@ -309,9 +331,9 @@ def fit(
     # where it is found; elsewhere (blocked order, repeats back to back) its estimate is too unsure to
     # correct with, and the report says the order cannot rule a drift out. A refused drift (absurd for
     # the data: _refuse) is never taken out. Session offsets always are (where a group links them).
-    found = {d.domain for d in drift if d.found}
+    found_d = {d.domain for d in drift if d.found}
     no = {d.domain for d in refused}
-    mask = np.array([1.0 if nm[1] == "session" or ((nm[0] in block_domains or nm[0] in found) and nm[0] not in no)
+    mask = np.array([1.0 if nm[1] in ("session", "step") or ((nm[0] in block_domains or nm[0] in found_d) and nm[0] not in no)
                      else 0.0 for nm in names])  # fmt: skip
     ests: dict[Group, GroupEst] = {}
     for i, k in enumerate(keys):
@@ -332,8 +354,14 @@ def fit(
         adj = yv - (x @ (beta * lmask) if x.shape[1] else 0.0)
         lf = fit_launches(list(configs), list(cells), adj, list(launches), launch_prior)
     drift = tuple(d for d in drift if not d.refused)
+    fitted = []
+    for j, nm in enumerate(names):
+        if nm[1] == "step":
+            fitted.append(
+                replace(steps_in[nm[2]], size=float(beta[j]), se=math.sqrt(max(float(v_beta[j, j]), 0.0)))
+            )
     return NoiseModel(out_cfg, ests, beta, v_beta, drift, kurt, outl, span, max(total_df - rank, 1.0),
-                      lf, links, refused)  # fmt: skip
+                      lf, links, refused, tuple(fitted))  # fmt: skip
 
 
 MIN_BARTLETT_GROUPS = 3

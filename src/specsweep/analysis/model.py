@@ -28,6 +28,7 @@ from specsweep.analysis.data import Dataset
 from specsweep.stats_launch import ASSUMED, LaunchFit
 from specsweep.stats_noise import Drift, NoiseModel, Outlier
 from specsweep.stats_seq import Runs
+from specsweep.stats_step import Step
 
 BLOCK_ORDERS = ("interleaved", "adaptive")
 
@@ -113,7 +114,7 @@ def metric_runs(ds: Dataset, metric: str, higher_is_better: bool) -> MetricRuns:
         f"{ses}|{x[0]}|{x[5]}" if kinds.get(x[3]) in BLOCK_ORDERS else f"{ses}|{x[0]}"
         for x, ses in zip(rows, sessions, strict=True)
     )
-    prior = launch_noise.prior_for(mans, _calibration_keys(ds)) or ASSUMED
+    prior = launch_noise.prior_for(mans, calibration_keys(ds)) or ASSUMED
     dirs = {x[3] for x in rows}
     common = len(dirs) > 1 and all(x[4] is not None for x in rows)
     pos = np.empty(len(rows))
@@ -163,7 +164,7 @@ def session_ids(rows: list[_Row]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _calibration_keys(ds: Dataset) -> list[str]:
+def calibration_keys(ds: Dataset) -> list[str]:
     """The engine@host keys a stored calibration may be under for these runs."""
     hosts = []
     for m in ds.manifests:
@@ -195,6 +196,7 @@ class Findings:
     launch: LaunchFit | None = None  # the launch noise the verdicts used (stats_launch)
     refused: tuple[Drift, ...] = ()  # drifts refused as absurd for the data (stats_noise.Drift.refused)
     sessions: int = 1  # sessions in the data (run dirs; a resume more than SESSION_GAP_S later)
+    steps: tuple[Step, ...] = ()  # steps of the host found in run order and taken out (stats_step)
 
 
 def findings(ds: Dataset, metric: str, higher_is_better: bool) -> Findings:
@@ -214,4 +216,4 @@ def findings(ds: Dataset, metric: str, higher_is_better: bool) -> Findings:
     het = tuple(c for c, n in sorted(m.configs.items()) if n.heterogeneous)
     tails = bool(m.outliers) or m.kurtosis >= TAILS_KURTOSIS
     return Findings(noise, m.drift, mr.order_kinds, blocked, unaligned, m.outliers, het, tails, m.launch,
-                    m.refused, len(set(runs.sessions)) or 1)  # fmt: skip
+                    m.refused, len(set(runs.sessions)) or 1, m.steps)  # fmt: skip

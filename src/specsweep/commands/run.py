@@ -15,7 +15,7 @@ from specsweep.paths import output_dir
 from specsweep.progress import LiveObserver, QuietObserver, assumptions, estimate_plan
 from specsweep.terminal import ScrubFilter, plain
 
-__all__ = ["LiveObserver", "QuietObserver", "print_plan", "register"]
+__all__ = ["LiveObserver", "QuietObserver", "execute_run", "print_plan", "register"]
 
 if TYPE_CHECKING:
     from specsweep.config import Plan
@@ -70,7 +70,7 @@ def _run(args: argparse.Namespace) -> int:
             return 0
         run_dir, plan = found
         print(f"run dir: {run_dir.path}", file=sys.stderr)
-        return _execute(args, plan, run_dir)
+        return execute_run(args, plan, run_dir)
 
 
 def _run_dir_and_plan(args: argparse.Namespace) -> tuple[RunDir, Plan] | None:
@@ -78,6 +78,7 @@ def _run_dir_and_plan(args: argparse.Namespace) -> tuple[RunDir, Plan] | None:
     printing a --dry-run)."""
     from specsweep import orchestrate
     from specsweep.loader import load_experiment, with_design
+    from specsweep.orchestrate.adaptive import with_calibrated_launch_sd
     from specsweep.servers import reap
     from specsweep.store import RunDir
 
@@ -104,11 +105,12 @@ def _run_dir_and_plan(args: argparse.Namespace) -> tuple[RunDir, Plan] | None:
         orchestrate.refuse_unrunnable(plan, args.executor, file=args.experiment)  # no run dir made
         results = output_dir(args.results_dir or plan.experiment.results_dir or "results", "--results-dir")
         reap.reap_results_dir(results)
+        plan = with_calibrated_launch_sd(plan, results)
         run_dir = orchestrate.create_run_dir(plan, results, args.experiment)
     return run_dir, plan
 
 
-def _execute(args: argparse.Namespace, plan: Plan, run_dir: RunDir) -> int:
+def execute_run(args: argparse.Namespace, plan: Plan, run_dir: RunDir) -> int:
     from specsweep import orchestrate
 
     observer = QuietObserver() if args.quiet or not sys.stderr.isatty() else LiveObserver()

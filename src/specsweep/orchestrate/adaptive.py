@@ -25,6 +25,7 @@ import dataclasses
 import logging
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from specsweep.adaptive import observe
@@ -185,3 +186,23 @@ def _record_round(run_dir: RunDir, rnd: int, labels: list[str]) -> None:
         return
     rounds += [[] for _ in range(rnd - len(rounds))] + [labels]
     run_dir.update_manifest(run_order={"kind": "adaptive", "rounds": rounds})
+
+
+def with_calibrated_launch_sd(plan: Plan, results_dir: str | Path) -> Plan:
+    """``plan`` with its design's ``launch_sd`` from the stored launch-noise calibration of this host
+    and its servers' kinds (specsweep.launch_noise; ``specsweep calibrate-noise``), unless the
+    experiment file sets ``launch_sd`` itself or there is no design or no calibration. Done before
+    the run dir is made, so its manifest (and a ``--resume``) keeps the value the design used."""
+    import socket
+
+    from specsweep import launch_noise
+
+    opts = plan.experiment.adaptive
+    if opts is None or "launch_sd" in opts.model_fields_set:
+        return plan
+    prior = launch_noise.prior_in(results_dir, socket.gethostname(), {c.spec.kind for c in plan.configs})
+    if prior is None:
+        return plan
+    log.info("adaptive design: launch_sd %.2f%% from the stored calibration %s", 100 * prior.sd, prior.name)
+    exp = plan.experiment.model_copy(update={"adaptive": opts.model_copy(update={"launch_sd": prior.sd})})
+    return dataclasses.replace(plan, experiment=exp)

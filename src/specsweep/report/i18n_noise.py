@@ -204,6 +204,26 @@ _t(
     "启动噪声模型对 {list} 未收敛：判定使用每次启动 {tau:.1%}，即假设或校准值与各次启动自身离散度中的较大者（保守）。",
 )
 _t(
+    "note.step_found",
+    "The host changed speed once in the run order ({where}): by about {size:+.1%} for the last {after} of "
+    "{units} launches (or runs), found by a CUSUM test on what the configs' means leave. Every config measured "
+    "on both sides of it measures the step, so the verdicts take it out (with its uncertainty); it is not a "
+    "difference between configs.",
+    "主机在运行顺序中（{where}）发生了一次速度变化：最后 {after}/{units} 个启动（或运行）约 {size:+.1%}，"
+    "由对配置均值之外残差的 CUSUM 检验发现。在其前后都测量过的配置测出了这一跳变，因此结论已将其扣除（并计入其不确定性）；"
+    "它不是配置之间的差异。",
+)
+_t(
+    "note.step_widened",
+    "The host changed speed once in the run order ({where}): by about {size:+.1%} for the last {after} of "
+    "{units} launches (or runs). Too few configs were measured on both sides of it to separate it from the "
+    "configs well: comparisons across it carry its large uncertainty (widened). Run in interleaved rounds to "
+    "tell a host change from a config.",
+    "主机在运行顺序中（{where}）发生了一次速度变化：最后 {after}/{units} 个启动（或运行）约 {size:+.1%}。"
+    "在其前后都测量过的配置太少，无法将它与配置差异清楚区分：跨越它的比较计入了其较大的不确定性（区间已放宽）。"
+    "以交错轮次运行才能区分主机变化与配置差异。",
+)
+_t(
     "note.drift_refused",
     "A drift of about {size:.1%} ({where}) was refused: the repeats that would measure it span too little of "
     "the run order (or it exceeds 30%), so it is neither taken out nor reported as found.",

@@ -167,6 +167,10 @@ def launch_notes(f: Findings, label: Callable[[str], str], vs: Sequence[PairVerd
         if lf.failed:
             out.append(Msg(key="note.launch_fit_failed", args={"list": ", ".join(label(c) for c in lf.failed),
                                                                "tau": lf.tau}))  # fmt: skip
+    for st in f.steps:
+        key = "note.step_found" if st.identified else "note.step_widened"
+        args = {"size": math.expm1(st.size), "after": st.after, "units": st.units, "where": _where(st.domain)}
+        out.append(Msg(key=key, args=args))
     for d in f.refused:
         out.append(
             Msg(key="note.drift_refused", args={"size": math.expm1(d.size), "where": _where(d.domain)})
