@@ -228,7 +228,7 @@ def build_view(
     noise_msg = verdict_notes.noise_msg(noise)
     if kind == "sweep":
         head = t.columns[0]
-        mdisp = core.method_display(ds, head.method)
+        mdisp = core.method_display(ds, head.method, [c.label for c in t.columns if not c.is_baseline])
         title = (
             V.Msg(key="title.sweep", args={"method": mdisp, "param": t.varied_param})
             if t.varied_param

@@ -32,13 +32,14 @@ def band_range(c_low: int, c_high: int | None) -> str:
 
 
 def cells_text(cells: Sequence[Sequence[str | int]], order: Sequence[str]) -> str:
-    """ "chat_short c=1, 16; rag_medium c=8": the cells per scenario (in report order), levels sorted."""
+    """ "chat_short c=1, 16; rag_medium c=8": the cells per scenario (in report order), levels sorted
+    (an open-loop cell, level 0, as ``c=∞``)."""
     by: dict[str, set[int]] = {}
     for s, c in cells:
         by.setdefault(str(s), set()).add(int(c))
     rank = {s: i for i, s in enumerate(order)}
     return "; ".join(
-        f"{s} c={', '.join(str(c) for c in sorted(cs))}"
+        f"{s} c={', '.join(level_text(c) for c in sorted(cs))}"
         for s, cs in sorted(by.items(), key=lambda kv: rank.get(kv[0], 1 << 30))
     )
 
