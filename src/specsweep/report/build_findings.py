@@ -240,7 +240,7 @@ def anomaly_view(t: core.Table, a: an.AnomalyData) -> V.Anomaly:
         if len(a.configs) > 1:
             args["config"] = ", ".join(a.configs)
     elif a.kind == "invalid_run":
-        args = {"config": d["config"], "reason": d.get("reason") or "-"}
+        args = {"config": d["config"], "reasons": V.reason_msgs(d.get("reason") or "", d.get("reasons"))}
     else:
         kinds = d.get("kinds") or {}
         kt = ("; " + ", ".join(f"{k}: {n}" for k, n in sorted(kinds.items()))) if kinds else ""

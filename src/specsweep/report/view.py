@@ -65,6 +65,7 @@ from specsweep.report.view_base import Number as Number
 from specsweep.report.view_base import band_range as band_range
 from specsweep.report.view_base import cells_text as cells_text
 from specsweep.report.view_base import level_text as level_text
+from specsweep.report.view_base import reason_msgs as reason_msgs
 
 VIEW_SCHEMA = "specsweep.report.view/1"
 

@@ -9,6 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from specsweep.client.selfcheck import INVALID_REASONS
+
 Number = float | None
 ArgValue = str | int | float | bool | None | list[Any] | dict[str, Any]
 
@@ -42,6 +44,21 @@ def cells_text(cells: Sequence[Sequence[str | int]], order: Sequence[str]) -> st
         f"{s} c={', '.join(level_text(c) for c in sorted(cs))}"
         for s, cs in sorted(by.items(), key=lambda kv: rank.get(kv[0], 1 << 30))
     )
+
+
+def reason_msgs(text: str, codes: Any) -> list[dict[str, Any]]:
+    """Why a run was invalid as messages (``{"key", "args"}``) a report words in its language: the
+    codes the run stored (``invalid_reasons``, client/selfcheck.py), else its text as it is."""
+    if (
+        isinstance(codes, list)
+        and codes
+        and all(
+            isinstance(c, dict) and c.get("code") in INVALID_REASONS and isinstance(c.get("args"), dict)
+            for c in codes
+        )
+    ):
+        return [{"key": f"invalid.{c['code']}", "args": dict(c["args"])} for c in codes]
+    return [{"key": "invalid.text", "args": {"text": text or "-"}}]
 
 
 class Frozen(BaseModel):
