@@ -18,7 +18,7 @@ from specsweep.report import build_compare, domains, verdict_notes
 from specsweep.report import build_findings as findings
 from specsweep.report import build_groups as groups
 from specsweep.report import view as V
-from specsweep.report.build_design import build_design
+from specsweep.report.build_design import agree_with_design, build_design, design_run
 from specsweep.report.build_findings import view_verdict
 from specsweep.report.build_groups import short_name
 from specsweep.report.build_provenance import provenance
@@ -159,7 +159,9 @@ def build_view(
     noise = core.measure_noise(ds, min_effect)
     dom_rows, dom_view = domains.build_domains(ds, noise, baseline)
     fam = verdicts.report_verdicts(t, noise, core.PRIMARY, core.LATENCY_VERDICT_METRICS)
-    vs = fam[core.PRIMARY]
+    drun = design_run(ds)
+    # a design run alone: its decisions and intervals (with other run dirs beside it, the verdicts hold more runs)
+    vs = agree_with_design(t, fam[core.PRIMARY], drun if len(ds.run_dirs) == 1 else None)
     lat = [v for m in core.LATENCY_VERDICT_METRICS for v in fam[m]]
     mism = {(m.scenario, m.concurrency): m for m in workloads.mismatches(t)}
     vs = vs.without(set(mism))  # different workloads: no verdict
@@ -264,5 +266,5 @@ def build_view(
         anomalies=anomaly_views, crossovers=cross_views, recommendations=band_recs + recs, schedule=sched, advice=advice_views, checks=checks,
         compare=compare, next_steps=advice.next_steps(t, parts, noise, prov), lossless=lossless,
         notes=advice.aa_scenario_notes(t, noise) + verdict_notes.model_notes(model.findings(ds, core.PRIMARY, True), lambda x: short_name(t, x) or x, vs) + advice.computed_notes(t) + advice.preflight_notes(t) + [V.Msg(key="note.skipped", args={"what": w}) for w in skip_notes(ds.skipped)],
-        domains=dom_rows, domain_summary=dom_view, design=build_design(ds),
+        domains=dom_rows, domain_summary=dom_view, design=build_design(ds, run=drun),
     )  # fmt: skip

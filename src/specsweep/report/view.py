@@ -389,6 +389,17 @@ class ReportView(_Frozen):
                 return WinnerName("config", (cell.picked,))
         return WinnerName("config", (self.short(row.winner),))
 
+    def gain_interval(self, row: WinnerRow) -> tuple[float, float] | None:
+        """The interval shown beside a row's gain (the gain of its two values, leader over runner-up):
+        the row's verdict interval - the one interval of that comparison, in every table - turned to
+        the leader's side. None without a verdict."""
+        v = row.verdict
+        if v is None or row.leader is None:
+            return None
+        if row.leader == v.a:
+            return v.ci_low, v.ci_high
+        return 1 / (1 + v.ci_high) - 1, 1 / (1 + v.ci_low) - 1
+
     def cell_advice(self, scenario: str, concurrency: int) -> CellAdvice | None:
         return next((a for a in self.advice if a.scenario == scenario and a.concurrency == concurrency), None)
 
