@@ -7,7 +7,8 @@ each line as a CommonMark renderer does - table rows cell by cell (GFM splits ce
 else), backslash escapes, code spans matched by backtick runs of equal length - and:
 
 - outside code spans: ``<`` before anything but a space (what could open a tag, a comment or an
-  autolink) becomes ``&lt;``; ``&`` that begins an entity reference (``&lt;``, ``&#60;``) becomes
+  autolink) becomes ``&lt;``, after a backslash too (not every renderer reads ``\\<`` as CommonMark
+  does); ``&`` that begins an entity reference (``&lt;``, ``&#60;``) becomes
   ``&amp;``, so it shows as written; ``>`` stays (it opens nothing; ``&gt;`` would show as such in a
   terminal);
 - inside code spans, which a renderer shows verbatim: ``<`` before anything but a space still becomes
@@ -68,7 +69,12 @@ def inert_inline(text: str) -> str:
     i = 0
     while i < len(text):
         ch = text[i]
-        if ch == "\\" and i + 1 < len(text) and text[i + 1] in _PUNCT:
+        if ch == "\\" and i + 1 < len(text) and text[i + 1] == "<":
+            # "\<" is a literal "<" to CommonMark but not to every renderer (Python-Markdown escapes no
+            # "<"): an escaped backslash and the "<" made inert, shown as written
+            out.append("\\\\" + _lt(text, i + 1))
+            i += 2
+        elif ch == "\\" and i + 1 < len(text) and text[i + 1] in _PUNCT:
             out.append(text[i : i + 2])
             i += 2
         elif ch == "`":

@@ -5,7 +5,7 @@ span) where the text needs none."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
@@ -34,6 +34,7 @@ def _inline(md: str) -> list[object]:
 
 @settings(max_examples=200, deadline=None)
 @given(HOSTILE, HOSTILE)
+@example("", "\\<x")  # a backslash before "<": not every renderer reads it as CommonMark does
 def test_no_outside_string_becomes_html_or_a_link(a: str, b: str) -> None:
     md = inert(_page(a, b))
     kinds = {t.type for t in _inline(md)}  # type: ignore[attr-defined]
