@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+from markdown_it import MarkdownIt
 
 from specsweep.cli import main
 from specsweep.plan.render import to_markdown
@@ -19,7 +21,9 @@ EVIL = "st3[click](http://evil.example)\n| injected | row |\x1b[31m\x07"
 pytestmark = pytest.mark.slow  # plans on the reference results (a few seconds)
 
 
-def test_labels_in_plan_markdown_are_inert(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def plan_view(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    tmp_path = tmp_path_factory.mktemp("plan")
     csv = find_reference_csv()
     assert csv is not None
     results = write_results_dir(reference_rows(csv), tmp_path / "results")
@@ -27,7 +31,22 @@ def test_labels_in_plan_markdown_are_inert(tmp_path: Path) -> None:
     traffic = str(REPO / "examples" / "traffic-small.yaml")
     rc = main(["plan", str(results), "--traffic", traffic, "--format", "json", "-o", str(out)])
     assert rc == 0
-    view = json.loads(out.read_text())
+    view: dict[str, Any] = json.loads(out.read_text())
+    return view
+
+
+def test_code_spans_in_plan_markdown_show_no_escapes(plan_view: dict[str, Any]) -> None:
+    """plan.md's router text shows `"tags": ["long"]` as written: before, the bracket escapes meant for
+    prose showed as backslashes inside the code span (issue 34)."""
+    md = to_markdown(plan_view)
+    tokens = MarkdownIt("commonmark").enable("table").parse(md)
+    code = [t.content for b in tokens for t in (b.children or []) if t.type == "code_inline"]
+    assert '"tags": ["long"]' in code
+    assert not [c for c in code if "\\" in c]
+
+
+def test_labels_in_plan_markdown_are_inert(plan_view: dict[str, Any]) -> None:
+    view = plan_view
     text = json.dumps(view)
     label = view["options"][0]["pools"][0]["config"]
     view = json.loads(text.replace(json.dumps(label)[1:-1], json.dumps(EVIL)[1:-1]))

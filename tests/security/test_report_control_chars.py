@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from markdown_it import MarkdownIt
 
 from specsweep.cli import main
 
@@ -77,9 +78,19 @@ def test_a_newline_in_a_label_does_not_split_a_table_row(
 def test_markdown_link_syntax_in_a_label_is_escaped(
     results: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """No link in what a Markdown renderer builds (GFM tables included); outside code spans the label
+    is shown escaped, inside them (shown verbatim, where no link forms) as written, without the
+    backslashes (issue 34)."""
     out = _report(results, capsys)
-    assert "[click](http://evil.invalid)" not in out
+    tokens = MarkdownIt("commonmark").enable("table").parse(out)
+    inline = [t for b in tokens for t in (b.children or [])]
+    assert not [t for t in inline if t.type == "link_open"]
+    assert not [t for t in [*tokens, *inline] if t.type in ("html_inline", "html_block")]
     assert "\\[click\\](http://evil.invalid)" in out
+    assert "`[click](http://evil.invalid)`" in out
+    code = [t.content for t in inline if t.type == "code_inline"]
+    assert "[click](http://evil.invalid)" in code
+    assert not [c for c in code if "\\[" in c or "\\]" in c]  # no escape shows inside a code span
 
 
 @pytest.mark.parametrize(

@@ -134,6 +134,7 @@ def run_problems(t: Table) -> list[AnomalyData]:
                         {
                             "config": d.label,
                             "reason": str(row.get("error") or row.get("invalid_reason") or ""),
+                            "reasons": row.get("invalid_reasons"),  # each reason's code and figures
                         },
                     )
                 )

@@ -5,6 +5,8 @@ points (scenario, concurrency), per-point values, the noise floor and pairwise v
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -181,10 +183,22 @@ class Table:
 
 
 # ---- building the table -----------------------------------------------------------------------
-def method_display(ds: Dataset, method: str) -> str:
-    """A method's display name: its configs' common label before '(' (e.g. "DSpark"), else the method."""
-    heads = {m.label.split("(", 1)[0].strip() for m in ds.configs.values() if m.method == method}
-    return heads.pop() if len(heads) == 1 and next(iter(heads), "") else method
+def label_head(label: str) -> str:
+    """A config label before its parameters: "DSpark" of "DSpark(st=3)", "llmd" of the imported
+    "llmd[deployment=base]" (importers.grouping suffixes recorded server parameters in brackets)."""
+    return re.split(r"[(\[]", label, maxsplit=1)[0].strip()
+
+
+def method_display(ds: Dataset, method: str, labels: Sequence[str] | None = None) -> str:
+    """A method's display name: its configs' common label head (:func:`label_head`, e.g. "DSpark");
+    where the heads differ, the configs' labels ("A vs B"); else the method."""
+    mine = [
+        m.label for m in ds.configs.values() if m.method == method and (labels is None or m.label in labels)
+    ]
+    heads = list(dict.fromkeys(label_head(x) for x in mine))
+    if len(heads) == 1 and heads[0]:
+        return heads[0]
+    return " vs ".join(mine) if labels is not None and len(mine) > 1 else method
 
 
 def _short(label: str, params: dict[str, Any], varied: str | None) -> str:

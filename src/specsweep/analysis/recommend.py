@@ -171,7 +171,7 @@ def decide_group(
         v = find_verdict(vs, s, c, best, second)
         if v is None:
             continue
-        e, _lo, _hi, verdict = oriented(v, best)
+        e, lo1, hi1, verdict = oriented(v, best)
         bases.append(v.basis)
         wins += verdict == "a"
         losses += verdict == "b"
@@ -185,6 +185,8 @@ def decide_group(
     if not effects:
         return None
     g, lo_g, hi_g = gain_interval(effects, ses, dfs, shared, shared_dfs=shared_dfs)
+    if len(effects) == 1:  # one cell: its comparison's own interval, as every table shows it (issue 34)
+        lo_g, hi_g = lo1, hi1
     alternatives = []
     for lab in cands[1:]:
         vv = [find_verdict(vs, s, c, best, lab) for s, c in points]

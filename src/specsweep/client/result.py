@@ -177,4 +177,5 @@ def build_outcome(
     invalid = "; ".join([*v.reasons, *([counts] if counts else [])]) or None
     result["invalid"] = invalid is not None
     result["invalid_reason"] = invalid
+    result["invalid_reasons"] = v.codes or None  # each reason's code and figures, for reports in any language
     return BenchOutcome(result=result, records=warm + records, invalid_reason=invalid, stamp_bounds=bounds)

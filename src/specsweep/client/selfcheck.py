@@ -53,6 +53,37 @@ WORST_LISTED = 50  # requests named in the result's stamp_error
 # Per request index: [(chunk position, bound ns), ...] for chunks whose stamp may be late (bound > 0).
 StampBounds = dict[int, list[tuple[int, int]]]
 
+# Why a run is invalid, by code: the English sentence the result's ``invalid_reason`` gives. The result
+# keeps each reason's code and figures too (``invalid_reasons``), which the report words in its language
+# (report/i18n_texts.py, ``invalid.<code>``: the same sentence in English).
+INVALID_REASONS = {
+    "client_cpu": "client CPU saturated ({util:.0%} of one core)",
+    "client_cpu_worker": "client CPU saturated ({util:.0%} of one core in worker {worker})",
+    "schedule_late": "arrival schedule late (p99 {lag_ms:.1f} ms): the offered load was not the one asked for",
+    "schedule_late_worker": (
+        "arrival schedule late (p99 {lag_ms:.1f} ms in worker {worker}): the offered load was not the one asked for"
+    ),
+    "read_time": "{n} responses were stamped when read, not by the kernel (their arrival record was lost)",
+    "stamps_off": (
+        "arrival stamps could be off: {figure} by up to {worst_ms:.1f} ms (> {max_ms:g} ms); {n} requests had SSE "
+        "events read together with later bytes (worst: request {index}, {bound_ms:.1f} ms)"
+    ),
+    "loop_lag": (
+        "event-loop lag p99 {lag_ms:.1f} ms > {max_ms:g} ms: read-time stamps (no kernel stamps) are late by up "
+        "to that much"
+    ),
+}
+
+
+def invalid_reason(code: str, **args: Any) -> dict[str, Any]:
+    """One reason a run is invalid: its code (:data:`INVALID_REASONS`) and figures."""
+    return {"code": code, "args": args}
+
+
+def reason_text(reason: Mapping[str, Any]) -> str:
+    """A reason in English, as ``invalid_reason`` gives it."""
+    return INVALID_REASONS[reason["code"]].format(**reason["args"])
+
 
 def _run_queue_wait_ns(fd: int) -> int:
     """Time this thread has spent runnable but waiting for a CPU so far (``/proc/thread-self/
@@ -240,10 +271,15 @@ def stamp_damage(
 @dataclass
 class Verdict:
     check: dict[str, Any]
-    reasons: list[str]
+    codes: list[dict[str, Any]]  # why the run is invalid (:func:`invalid_reason`), in the order found
     warnings: list[str]
     stamp_error: dict[str, Any] | None  # None: read-time stamps (no per-request bound)
     per_worker: list[dict[str, float]]  # each worker's own figures
+
+    @property
+    def reasons(self) -> list[str]:
+        """Why the run is invalid, in English (``invalid_reason``)."""
+        return [reason_text(r) for r in self.codes]
 
 
 def judge(
@@ -258,18 +294,20 @@ def judge(
     per = [ld.figures(kernel) for ld in loads]
     many = len(per) > 1
     check: dict[str, Any] = {k: max(float(p[k]) for p in per) for k in per[0] if all(k in p for p in per)}
-    reasons: list[str] = []
+    reasons: list[dict[str, Any]] = []
     warns: list[str] = []
 
     def who(i: int) -> str:
         return f" in worker {i}" if many else ""
 
+    def worker(code: str, i: int, **args: Any) -> dict[str, Any]:
+        return invalid_reason(f"{code}_worker", worker=i, **args) if many else invalid_reason(code, **args)
+
     for i, p in enumerate(per):
         if p["client_cpu_util"] > MAX_CLIENT_CPU:
-            reasons.append(f"client CPU saturated ({p['client_cpu_util']:.0%} of one core{who(i)})")
+            reasons.append(worker("client_cpu", i, util=float(p["client_cpu_util"])))
         if p["schedule_lag_p99_ms"] > MAX_SCHEDULE_LAG_P99_MS:
-            reasons.append(f"arrival schedule late (p99 {p['schedule_lag_p99_ms']:.1f} ms{who(i)}): the "
-                           "offered load was not the one asked for")  # fmt: skip
+            reasons.append(worker("schedule_late", i, lag_ms=float(p["schedule_lag_p99_ms"])))
     starved = [
         (p["cpu_wait_p99_ms"], i)
         for i, p in enumerate(per)
@@ -289,9 +327,7 @@ def judge(
     if kernel and (n := int(sum(p.get("read_time_responses", 0.0) for p in per))):
         # Should not happen (every response keeps its arrival record); if it does, those chunks'
         # times are read times without a bound, which the kernel-stamp rules below cannot judge.
-        reasons.append(
-            f"{n} responses were stamped when read, not by the kernel (their arrival record was lost)"
-        )
+        reasons.append(invalid_reason("read_time", n=n))
     if kernel:
         frac = shared_stamp_fraction(records)
         check["shared_stamp_frac"] = frac
@@ -314,10 +350,10 @@ def judge(
         elif worst > MAX_STAMP_ERROR_MS:
             top = damage["requests"][0]
             reasons.append(
-                f"arrival stamps could be off: {worst_key[:-3].replace('_', ' ')} by up to {worst:.1f} ms "
-                f"(> {MAX_STAMP_ERROR_MS:g} ms); {damage['requests_affected']} requests had SSE events "
-                f"read together with later bytes (worst: request {top['index']}, {top['max_bound_ms']:.1f} ms)"
-            )
+                invalid_reason("stamps_off", figure=worst_key[:-3].replace("_", " "), worst_ms=worst,
+                               max_ms=MAX_STAMP_ERROR_MS, n=int(damage["requests_affected"]), index=int(top["index"]),
+                               bound_ms=float(top["max_bound_ms"]))
+            )  # fmt: skip
         elif frac > MAX_SHARED_STAMPS:
             warns.append(
                 f"{frac:.1%} of consecutive chunks shared a socket read (read delay p99 "
@@ -327,8 +363,7 @@ def judge(
     else:
         lag = check["loop_lag_p99_ms"]
         if lag > MAX_LOOP_LAG_P99_MS:
-            reasons.append(f"event-loop lag p99 {lag:.1f} ms > {MAX_LOOP_LAG_P99_MS:g} ms: read-time "
-                           "stamps (no kernel stamps) are late by up to that much")  # fmt: skip
+            reasons.append(invalid_reason("loop_lag", lag_ms=float(lag), max_ms=MAX_LOOP_LAG_P99_MS))
         elif lag > MAX_STAMP_ERROR_MS:
             warns.append(f"event-loop lag p99 {lag:.1f} ms: read-time stamps (no kernel stamps) may be "
                          "late by up to that much")  # fmt: skip

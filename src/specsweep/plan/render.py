@@ -6,6 +6,7 @@ import html
 import json
 from typing import Any
 
+from specsweep.md_inert import inert
 from specsweep.terminal import md_inline, md_tree
 
 
@@ -23,6 +24,12 @@ def _rules(o: dict[str, Any]) -> str:
 
 
 def to_markdown(view: dict[str, Any]) -> str:
+    """The plan as Markdown: strings from outside shown as text (``md_tree``), no live HTML and no
+    escape that shows inside a code span (:func:`specsweep.md_inert.inert`)."""
+    return inert(_markdown(view))
+
+
+def _markdown(view: dict[str, Any]) -> str:
     router = view.get("router")
     view = md_tree({k: v for k, v in view.items() if k != "router"})  # labels from outside: inert
     t = view["traffic"]
@@ -116,7 +123,7 @@ def to_markdown(view: dict[str, Any]) -> str:
 
 
 def to_html(view: dict[str, Any]) -> str:
-    body = html.escape(to_markdown(view))
+    body = html.escape(_markdown(view))
     return ("<!doctype html><html><head><meta charset='utf-8'><title>specsweep plan</title></head>"
             f"<body><pre>{body}</pre><script type='application/json' id='plan'>"
             f"{html.escape(json.dumps(view))}</script></body></html>\n")  # fmt: skip

@@ -12,14 +12,14 @@ from specsweep import cellnames, stats
 from specsweep.analysis import advice as cell_advice
 from specsweep.analysis import anomalies as an
 from specsweep.analysis import core, crossover, model, recommend, verdicts, workloads
-from specsweep.analysis.data import Dataset, load, skip_notes
+from specsweep.analysis.data import CellData, Dataset, load, skip_notes
 from specsweep.errors import UsageError, one_of
 from specsweep.report import build_advice as advice
 from specsweep.report import build_compare, domains, verdict_notes
 from specsweep.report import build_findings as findings
 from specsweep.report import build_groups as groups
 from specsweep.report import view as V
-from specsweep.report.build_design import build_design
+from specsweep.report.build_design import agree_with_design, build_design, design_run
 from specsweep.report.build_findings import view_verdict
 from specsweep.report.build_groups import short_name
 from specsweep.report.build_provenance import provenance
@@ -34,47 +34,55 @@ def _cells(t: core.Table, keys: list[str]) -> list[V.CellView]:
         wc = recommend.scenario_class(s, t.dataset.scenario_defs)
         for col in t.columns:
             e = t.entry(col.label, s, c)
-            d = e.data if e else None
-            if d is None:
-                out.append(
-                    V.CellView(
-                        scenario=s,
-                        concurrency=c,
-                        config=col.label,
-                        workload_class=wc,
-                        status="missing",
-                        values=dict.fromkeys(keys),
-                    )
-                )
-                continue
-            status: Literal["ok", "missing", "failed", "invalid"] = "ok"
-            if not d.ok:
-                status = "invalid" if any(r.get("status") == "invalid" for r in d.bad) else "failed"
-            vals = {k: d.mean(k) for k in keys}
-            ci: dict[str, list[float]] = {}
-            basis = None
-            if len(d.ok) >= 2:
-                for k in keys:
-                    xs = d.values(k)
-                    if len(xs) >= 2:
-                        lo, hi = stats.bootstrap_ci(xs, n_resamples=1000)
-                        ci[k] = [lo, hi]
-                basis = "repeats"
-            elif len(d.ok) == 1 and len(d.records) == 1:
-                ci = core.request_cell_ci(d.records[0], d.ok[0], keys)
-                basis = "requests" if ci else None
-            al = d.mean("accept_length")
-            err = next((_failure_text(r) for r in d.bad if r.get("error")), None)
-            out.append(
-                V.CellView(
-                    scenario=s, concurrency=c, config=col.label, workload_class=wc, status=status,
-                    picked=e.picked if e is not None and t.kind == "compare" else None,
-                    repeats=len(d.ok), values=vals, ci=ci, ci_basis=basis,
-                    completed=int(sum(d.values("completed"))) if d.values("completed") else None,
-                    failed=int(sum(d.values("failed"))) if d.ok else None, accept_length=al, error=err,
-                )
-            )  # fmt: skip
+            picked = e.picked if e is not None and t.kind == "compare" else None
+            out.append(_cell(s, c, col.label, wc, e.data if e else None, keys, picked))
     return out
+
+
+def _member_cells(t: core.Table, keys: list[str]) -> list[V.CellView]:
+    """Compare: each config of a method with several, in each cell, as its own cell (what the plots
+    draw as its own line); a sweep's cells are its configs already."""
+    if t.kind != "compare":
+        return []
+    out = []
+    for s, c in t.points:
+        wc = recommend.scenario_class(s, t.dataset.scenario_defs)
+        for col in t.columns:
+            if len(col.members) > 1:
+                out += [_cell(s, c, lab, wc, t.dataset.get(lab, s, c), keys) for lab in col.members]
+    return out
+
+
+def _cell(
+    s: str, c: int, config: str, wc: str, d: CellData | None, keys: list[str], picked: str | None = None
+) -> V.CellView:
+    if d is None:
+        return V.CellView(scenario=s, concurrency=c, config=config, workload_class=wc, status="missing",
+                          values=dict.fromkeys(keys))  # fmt: skip
+    status: Literal["ok", "missing", "failed", "invalid"] = "ok"
+    if not d.ok:
+        status = "invalid" if any(r.get("status") == "invalid" for r in d.bad) else "failed"
+    vals = {k: d.mean(k) for k in keys}
+    ci: dict[str, list[float]] = {}
+    basis = None
+    if len(d.ok) >= 2:
+        for k in keys:
+            xs = d.values(k)
+            if len(xs) >= 2:
+                lo, hi = stats.bootstrap_ci(xs, n_resamples=1000)
+                ci[k] = [lo, hi]
+        basis = "repeats"
+    elif len(d.ok) == 1 and len(d.records) == 1:
+        ci = core.request_cell_ci(d.records[0], d.ok[0], keys)
+        basis = "requests" if ci else None
+    al = d.mean("accept_length")
+    err = next((_failure_text(r) for r in d.bad if r.get("error")), None)
+    return V.CellView(
+        scenario=s, concurrency=c, config=config, workload_class=wc, status=status, picked=picked,
+        repeats=len(d.ok), values=vals, ci=ci, ci_basis=basis,
+        completed=int(sum(d.values("completed"))) if d.values("completed") else None,
+        failed=int(sum(d.values("failed"))) if d.ok else None, accept_length=al, error=err,
+    )  # fmt: skip
 
 
 def _tokens_detail(t: core.Table, m: workloads.Mismatch) -> str:
@@ -174,7 +182,9 @@ def build_view(
     noise = core.measure_noise(ds, min_effect)
     dom_rows, dom_view = domains.build_domains(ds, noise, baseline)
     fam = verdicts.report_verdicts(t, noise, core.PRIMARY, core.LATENCY_VERDICT_METRICS)
-    vs = fam[core.PRIMARY]
+    drun = design_run(ds)
+    # a design run alone: its decisions and intervals (with other run dirs beside it, the verdicts hold more runs)
+    vs = agree_with_design(t, fam[core.PRIMARY], drun if len(ds.run_dirs) == 1 else None)
     lat = [v for m in core.LATENCY_VERDICT_METRICS for v in fam[m]]
     mism = {(m.scenario, m.concurrency): m for m in workloads.mismatches(t)}
     vs = vs.without(set(mism))  # different workloads: no verdict
@@ -243,7 +253,7 @@ def build_view(
     noise_msg = verdict_notes.noise_msg(noise)
     if kind == "sweep":
         head = t.columns[0]
-        mdisp = core.method_display(ds, head.method)
+        mdisp = core.method_display(ds, head.method, [c.label for c in t.columns if not c.is_baseline])
         title = (
             V.Msg(key="title.sweep", args={"method": mdisp, "param": t.varied_param})
             if t.varied_param
@@ -269,6 +279,7 @@ def build_view(
         title=title, provenance=prov, metrics=metrics, core_columns=list(core_cols), config_column=config_column,
         varied_param=t.varied_param, configs=cols, scenarios=t.scenarios(),
         concurrencies=sorted({c for _s, c in t.points}), cells=_cells(t, [*metric_keys, "completed", "failed"]),
+        member_cells=_member_cells(t, [*metric_keys, "completed", "failed"]),
         noise=V.NoiseInfo(floor=noise.floor, source=noise.source, n=noise.n, min_effect=noise.min_effect, detail=noise_msg,
                           sigma=noise.sigma, sigma_measured=noise.source != "default",
                           rule=verdict_notes.rule_msg(vs), rule_within=verdict_notes.rule_msg(mvs),
@@ -279,5 +290,5 @@ def build_view(
         anomalies=anomaly_views, crossovers=cross_views, recommendations=band_recs + recs, schedule=sched, advice=advice_views, checks=checks,
         compare=compare, next_steps=advice.next_steps(t, parts, noise, prov), lossless=lossless,
         notes=advice.aa_scenario_notes(t, noise) + verdict_notes.model_notes(model.findings(ds, core.PRIMARY, True), lambda x: short_name(t, x) or x, vs) + steady_notes(ds) + advice.computed_notes(t) + advice.preflight_notes(t) + [V.Msg(key="note.skipped", args={"what": w}) for w in skip_notes(ds.skipped)],
-        domains=dom_rows, domain_summary=dom_view, design=build_design(ds),
+        domains=dom_rows, domain_summary=dom_view, design=build_design(ds, run=drun),
     )  # fmt: skip

@@ -4,12 +4,16 @@ the report says exactly what the run decided, and why each cell stopped."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from specsweep.adaptive import observe
 from specsweep.adaptive.schedule import BASELINE_REPEATS
 from specsweep.adaptive.types import DesignSettings, DesignState, PairStatus
+from specsweep.analysis import core
 from specsweep.analysis.data import Dataset
 from specsweep.report.design_view import DesignCell, DesignMsg, DesignPair, DesignView
 
@@ -79,13 +83,59 @@ def design_view(
     )  # fmt: skip
 
 
-def build_design(ds: Dataset, rules: observe.PlanNext | None = None) -> DesignView | None:
-    """The design section of the first run dir in ``ds`` made with the design (None: none was)."""
+@dataclass(frozen=True)
+class DesignRun:
+    """The rules' state on the first run dir of a dataset made with the design."""
+
+    run_dir: str
+    rows: list[dict[str, Any]]
+    state: DesignState
+    settings: DesignSettings
+
+
+def design_run(ds: Dataset, rules: observe.PlanNext | None = None) -> DesignRun | None:
     for rd, manifest in zip(ds.run_dirs, ds.manifests, strict=False):
         rows = rd.summary()
         inputs = observe.design_inputs(rows, manifest)
         if inputs is None:
             continue
         state = (rules or observe.default_rules())(*inputs.args())
-        return design_view(str(rd.path), rows, state, inputs.settings)
+        return DesignRun(str(rd.path), list(rows), state, inputs.settings)
     return None
+
+
+def build_design(
+    ds: Dataset, rules: observe.PlanNext | None = None, run: DesignRun | None = None
+) -> DesignView | None:
+    """The design section of the first run dir in ``ds`` made with the design (None: none was)."""
+    run = run or design_run(ds, rules)
+    return None if run is None else design_view(run.run_dir, run.rows, run.state, run.settings)
+
+
+def agree_with_design(t: core.Table, vs: core.VerdictList, run: DesignRun | None) -> core.VerdictList:
+    """``vs`` with each comparison the design judged (the same two configs in the same cell, on its
+    metric) given the design's decision and interval: one comparison, one interval, in the design
+    table and everywhere else (issue 34). A compare report's method-against-method verdict is the
+    design's pair of the configs picked in that cell; the design's across-method family already holds
+    every such pair, so no best-of factor widens it again."""
+    if run is None or not vs or vs[0].metric != run.settings.metric:
+        return vs
+    pairs = {(c.point, p.a, p.b): p for c in run.state.cells for p in c.pairs}
+    out = core.VerdictList()
+    for v in vs:
+        pt = (v.scenario, v.concurrency)
+        ea, eb = t.entry(v.a, *pt), t.entry(v.b, *pt)
+        pa, pb = (ea.picked if ea else None) or "", (eb.picked if eb else None) or ""
+        p = pairs.get((pt, pa, pb)) or pairs.get((pt, pb, pa))
+        if p is None or p.status == "no_data":
+            out.append(v)
+            continue
+        lo, hi = (p.ci_low, p.ci_high) if p.a == pa else (1 / (1 + p.ci_high) - 1, 1 / (1 + p.ci_low) - 1)
+        side: Literal["a", "b", "tie"] = "tie"
+        if p.status == "decided" and p.winner is not None:
+            side = "a" if p.winner == pa else "b"
+        winner = v.a if side == "a" else v.b if side == "b" else None
+        width = (math.log1p(hi) - math.log1p(lo)) / 2
+        out.append(dataclasses.replace(v, ci_low=lo, ci_high=hi, verdict=side, winner=winner,
+                                       equivalent=p.status == "equivalent", detectable_effect=math.expm1(width)))  # fmt: skip
+    return out

@@ -154,7 +154,18 @@ def class_best(
     return out
 
 
+def _values_gap(a: str, b: str, va: float, vb: float) -> tuple[str, float]:
+    """(leader, gain) of the two values as the row shows them: the gap beside two values is theirs."""
+    up = core.METRICS[core.PRIMARY].higher_is_better
+    better_a = va >= vb if up else va <= vb
+    return (a if better_a else b), max(va, vb) / min(va, vb) - 1
+
+
 def gaps(t: core.Table, vs: list[core.PairVerdict], ws: list[core.Winner]) -> list[V.GapTable]:
+    """Per scenario, the gap between the two configs the reports compare as concurrency rises. Each
+    row's gap is the gap of the two values beside it (means over each config's runs, as every table
+    shows them); its verdict says only whether the gap is resolved (issue 34: the row read +373.4%
+    beside values 359.4% apart, the verdict's drift-adjusted geometric-mean estimate)."""
     pair = recommend.gap_pairs(t, ws)
     if pair is None:
         return []
@@ -162,19 +173,23 @@ def gaps(t: core.Table, vs: list[core.PairVerdict], ws: list[core.Winner]) -> li
     out = []
     for s in t.scenarios():
         rows = []
-        series = []
+        series: list[tuple[int, core.PairVerdict, str, float]] = []
         for c in t.levels(s):
             va, vb = t.value(a, s, c, core.PRIMARY), t.value(b, s, c, core.PRIMARY)
             v = core.find_verdict(vs, s, c, a, b)
-            if v is None:
+            if v is None or va is None or vb is None or va <= 0 or vb <= 0:
                 rows.append(
                     V.GapRow(
                         concurrency=c, a_value=va, b_value=vb, verdict=None, text=V.Msg(key="gap.missing")
                     )
                 )
                 continue
-            lead = short_name(t, v.leader)
+            leader, gain = _values_gap(a, b, va, vb)
             why = outcomes.tie_reason(v)
+            if (
+                why is None and v.winner is not None and v.winner != leader
+            ):  # the verdict's sign, not the means'
+                leader, gain = v.winner, v.gain
             key = "gap.lead" if why is None else "gap.tie_min" if why == "min_effect" else "gap.tie"
             rows.append(
                 V.GapRow(
@@ -182,23 +197,26 @@ def gaps(t: core.Table, vs: list[core.PairVerdict], ws: list[core.Winner]) -> li
                     a_value=va,
                     b_value=vb,
                     verdict=view_verdict(v),
-                    text=V.Msg(key=key, args={"leader": lead, "gain": v.gain, "min_effect": v.min_effect}),
+                    text=V.Msg(
+                        key=key,
+                        args={"leader": short_name(t, leader), "gain": gain, "min_effect": v.min_effect},
+                    ),
                 )
             )
-            series.append((c, v))
+            series.append((c, v, leader, gain))
         if len(series) < 3:
             continue
-        (c0, v0), (c1, v1) = series[0], series[-1]
+        (c0, v0, l0, g0), (c1, _v1, l1, g1) = series[0], series[-1]
         args: dict[str, Any] = {
             "c0": c0,
             "c1": c1,
-            "g0": v0.gain,
-            "g1": v1.gain,
-            "leader": short_name(t, v1.leader),
-            "first": short_name(t, v0.leader),
+            "g0": g0,
+            "g1": g1,
+            "leader": short_name(t, l1),
+            "first": short_name(t, l0),
         }
-        signed = [math.log1p(core.oriented(v, a)[0]) for _c, v in series]
-        if v0.leader != v1.leader and v0.verdict != "tie":
+        signed = [math.log1p(g) * (1 if lead == a else -1) for _c, _v, lead, g in series]
+        if l0 != l1 and v0.verdict != "tie":
             key = "gap.flips"
         elif (
             all(abs(y2) >= abs(y1) for y1, y2 in itertools.pairwise(signed))
@@ -240,7 +258,7 @@ def anomaly_view(t: core.Table, a: an.AnomalyData) -> V.Anomaly:
         if len(a.configs) > 1:
             args["config"] = ", ".join(a.configs)
     elif a.kind == "invalid_run":
-        args = {"config": d["config"], "reason": d.get("reason") or "-"}
+        args = {"config": d["config"], "reasons": V.reason_msgs(d.get("reason") or "", d.get("reasons"))}
     else:
         kinds = d.get("kinds") or {}
         kt = ("; " + ", ".join(f"{k}: {n}" for k, n in sorted(kinds.items()))) if kinds else ""

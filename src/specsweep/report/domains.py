@@ -47,6 +47,7 @@ from specsweep import stats
 from specsweep.analysis.core import Noise
 from specsweep.analysis.data import CellData, Dataset
 from specsweep.metrics_category import per_category
+from specsweep.report.view_base import reason_msgs
 
 SYNTHETIC = frozenset({"random", "random-ids", "shared-prefix", "uncategorized"})
 PER_DOMAIN = "per_request_tok_s"  # the throughput measured per domain in every cell (module docstring)
@@ -112,6 +113,7 @@ class LeftOut(_Frozen):
     config: str
     status: str  # "invalid" | "failed"
     reason: str = ""
+    reasons: list[dict[str, Any]] = []  # an invalid run's reasons as messages (view_base.reason_msgs)
 
 
 class DomainsView(_Frozen):
@@ -245,8 +247,9 @@ def build_domains(ds: Dataset, noise: Noise, baseline: str | None) -> tuple[list
                 if isinstance(m, dict):
                     data.setdefault((str(cat), scenario, c, label), []).append({**m, "_mixed": len(rep) > 1})
         for r in cell.bad:
+            why = str(r.get("error") or r.get("invalid_reason") or "")
             lo = LeftOut(scenario=scenario, concurrency=c, config=label, status=str(r.get("status") or "failed"),
-                         reason=str(r.get("error") or r.get("invalid_reason") or ""))  # fmt: skip
+                         reason=why, reasons=reason_msgs(why, r.get("invalid_reasons")) if not r.get("error") else [])  # fmt: skip
             if lo not in left_out:
                 left_out.append(lo)
     order = {m.label: m.order for m in ds.configs.values()}

@@ -5,9 +5,10 @@ from __future__ import annotations
 import html
 import math
 
+from specsweep.report import i18n
 from specsweep.report.domains import DomainAdvice, DomainRow, DomainsView, DomainWinner
 from specsweep.report.html_kit import md_inline
-from specsweep.report.view import ReportView
+from specsweep.report.view import Msg, ReportView
 
 _S: dict[str, dict[str, str]] = {
     "en": {
@@ -138,7 +139,8 @@ def _accept(r: DomainRow) -> str:
 def _left_out(d: DomainsView, lang: str) -> list[str]:
     """The runs without per-domain numbers, one line each."""
     return [_s("left_out.line", lang, s=x.scenario, c=x.concurrency, config=x.config, status=x.status,
-               reason=x.reason or "-") for x in d.left_out]  # fmt: skip
+               reason=i18n.text(Msg(key="invalid.list", args={"reasons": x.reasons}), lang) if x.reasons
+               else x.reason or "-") for x in d.left_out]  # fmt: skip
 
 
 def _advice_notes(d: DomainsView, lang: str) -> list[str]:

@@ -9,7 +9,7 @@ from specsweep.report.html_kit import HtmlPage, esc, md_inline
 from specsweep.report.i18n import fmt_num, fmt_pct, label
 from specsweep.report.i18n_html import hl
 from specsweep.report.verdict_notes import picked_configs
-from specsweep.report.view import Msg, Verdict, level_text
+from specsweep.report.view import Msg, WinnerRow, level_text
 
 
 def core(page: HtmlPage) -> str:
@@ -97,16 +97,20 @@ def figure(page: HtmlPage, p: plots.Plot, title: str, caption: str) -> str:
     )
 
 
-def verdict_text(page: HtmlPage, vd: Verdict | None) -> tuple[str, str]:
-    """(cell text, tooltip) of a verdict: the effect of a vs b with its interval."""
-    if vd is None:
+def verdict_text(page: HtmlPage, w: WinnerRow) -> tuple[str, str]:
+    """(cell text, tooltip) of a row's verdict: the interval of the row's gain (leader over runner-up,
+    :meth:`ReportView.gain_interval`); the tooltip gives the verdict's own estimate and how it was made."""
+    vd = w.verdict
+    iv = page.view.gain_interval(w)
+    if vd is None or iv is None:
         return "-", ""
-    text = f"{page.pct(vd.effect, True)} [{page.pct(vd.ci_low, True)}, {page.pct(vd.ci_high, True)}]"
+    text = f"[{page.pct(iv[0], True)}, {page.pct(iv[1], True)}]"
     title = hl(
         "effect_title",
         page.lang,
         a=page.short(vd.a),
         b=page.short(vd.b),
+        effect=page.pct(vd.effect, True),
         basis=vd.basis,
         floor=fmt_pct(vd.noise_floor),
         min_effect=fmt_pct(vd.min_effect),
@@ -124,7 +128,7 @@ def winmap_titles(page: HtmlPage) -> dict[tuple[str, int], str]:
     for w in page.view.winners:
         if w.metric != page.view.primary_metric:
             continue
-        text, title = verdict_text(page, w.verdict)
+        text, title = verdict_text(page, w)
         vals = ", ".join(f"{page.short(k)} {page.num(w.metric, x)}" for k, x in w.values.items())
         lines = [
             f"{w.scenario} · c={level_text(w.concurrency)}",
@@ -132,7 +136,7 @@ def winmap_titles(page: HtmlPage) -> dict[tuple[str, int], str]:
             vals,
         ]
         if w.verdict is not None:
-            lines.append(f"{hl('col.effect', page.lang)}: {text}")
+            lines.append(f"{hl('col.interval', page.lang)}: {text}")
             lines.append(title)
         out[(w.scenario, w.concurrency)] = "\n".join(lines)
     return out
@@ -151,19 +155,13 @@ def winners(page: HtmlPage, figs: list[plots.Plot]) -> str:
         (page.shared_label("col.winner_by", metric=mlabel), False),
     ]
     headers += [(page.shared_label("col.value_of", config=c.short, metric=mlabel), True) for c in v.configs]
-    pairs = {(w.verdict.a, w.verdict.b) for w in rows_in if w.verdict is not None}
-    if len(pairs) == 1:
-        a, b = next(iter(pairs))
-        effect_head = page.html_string("col.effect_pair", a=page.short(a), b=page.short(b))
-    else:
-        effect_head = page.html_string("col.effect")
-    headers += [(page.shared_label("col.gain"), True), (effect_head, True)]
+    headers += [(page.shared_label("col.gain"), True), (page.html_string("col.interval"), True)]
     best_of = picked_configs(v)
     if best_of:
         headers.append((page.shared_label("col.picked"), False))
     rows = []
     for w in rows_in:
-        text, title = verdict_text(page, w.verdict)
+        text, title = verdict_text(page, w)
         cls = "tie" if page.view.winner_name(w).kind == "tie" else ""
         r = [
             page.td(esc(w.scenario)),
@@ -172,7 +170,8 @@ def winners(page: HtmlPage, figs: list[plots.Plot]) -> str:
         ]
         r += [page.tdnum(m, w.values.get(c.label)) for c in v.configs]
         r.append(page.td(esc(page.pct(w.gain)), sort=w.gain, num=True))
-        r.append(page.td(esc(text), sort=w.verdict.effect if w.verdict else "", num=True, title=title))
+        iv = v.gain_interval(w)
+        r.append(page.td(esc(text), sort=iv[0] if iv else "", num=True, title=title))
         if best_of:
             r.append(page.td(esc(best_of(w.scenario, w.concurrency))))
         rows.append(r)

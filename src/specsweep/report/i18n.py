@@ -8,7 +8,8 @@ group counts and the deployment headline in :mod:`specsweep.report.i18n_advice` 
 
 ``label(key, lang)`` gives a short label (column header, section title, enum value);
 ``text(msg, lang)`` renders a :class:`~specsweep.report.view.Msg` (``str.format`` with the message's
-arguments; templates format numbers themselves, e.g. ``{gain:.2%}``). Unknown languages fail with
+arguments; templates format numbers themselves, e.g. ``{gain:.2%}``; ``{x_label}`` is ``label(x)``,
+``{x_text}`` the messages in the list ``x`` rendered and joined). Unknown languages fail with
 the list of accepted ones; a key missing in one language falls back to English.
 """
 
@@ -85,6 +86,12 @@ class _Args(dict[str, Any]):
     def __missing__(self, key: str) -> Any:
         if key.endswith("_label") and key[: -len("_label")] in self:
             return label(str(self[key[: -len("_label")]]), self.lang)
+        if key.endswith("_text") and isinstance(self.get(key[: -len("_text")]), list):
+            # {x_text}: x is a list of messages ({"key", "args"}): each rendered, joined by "; "
+            msgs: list[dict[str, Any]] = self[key[: -len("_text")]]
+            return label("list.semi", self.lang).join(
+                text(Msg(key=m["key"], args=m.get("args") or {}), self.lang) for m in msgs
+            )
         if key.endswith("_counts") and isinstance(self.get(key[: -len("_counts")]), dict):
             # {x_counts}: x maps label keys to counts: one label alone, else each with its count
             counts: dict[str, int] = self[key[: -len("_counts")]]

@@ -37,14 +37,13 @@ _EN: dict[str, str] = {
         "Simulated results: produced by specsweep's simulated engine. "
         "The numbers are model predictions, not measurements of a real server."
     ),
-    "col.effect": "Effect (CI)",
+    "col.interval": "Interval of the gain (CI)",
     "col.status": "Status",
     "col.wins": "Wins",
     "row.ties": "Ties",
     "row.cells": "Compared cells",
     "col.pair": "Pair",
     "col.metric": "Metric",
-    "col.effect_pair": "Effect {a} vs {b} (CI)",
     "col.cells": "Cells",
     "col.alternatives": "Also fine",
     "col.wlt": "W / L / T",
@@ -68,8 +67,9 @@ _EN: dict[str, str] = {
         "the report's data is embedded as JSON (script#specsweep-view)."
     ),
     "ci_title": "interval {low} – {high} ({basis})",
-    "effect_title": "{a} vs {b}; {method}, runs {n_a} vs {n_b}, level {level}; basis: {basis}; differences under "
-    "~{detectable} not resolvable; minimum effect {min_effect}",
+    "effect_title": "{a} vs {b}: the verdict's estimate {effect} (log means over runs, drift taken out; the gain "
+    "beside it is of the two means shown); {method}, runs {n_a} vs {n_b}, level {level}; basis: {basis}; "
+    "differences under ~{detectable} not resolvable; minimum effect {min_effect}",
     "noise": "{floor} (source: {source}, n={n})",
     "yes": "yes",
     "no": "no",
@@ -98,14 +98,13 @@ _ZH: dict[str, str] = {
     "sort_hint": "点击表头可排序。",
     "simulated": "模拟结果：由 specsweep 模拟引擎生成（时间缩放 {scale}）。数据为模型预测，并非真实服务的实测结果。",
     "simulated_noscale": "模拟结果：由 specsweep 模拟引擎生成。数据为模型预测，并非真实服务的实测结果。",
-    "col.effect": "效应（区间）",
+    "col.interval": "提升的区间（置信区间）",
     "col.status": "状态",
     "col.wins": "胜出",
     "row.ties": "持平",
     "row.cells": "对比点数",
     "col.pair": "对比",
     "col.metric": "指标",
-    "col.effect_pair": "效应 {a} vs {b}（区间）",
     "col.cells": "点数",
     "col.alternatives": "同样可选",
     "col.wlt": "胜 / 负 / 平",
@@ -129,8 +128,8 @@ _ZH: dict[str, str] = {
         "报告数据以 JSON 内嵌（script#specsweep-view）。"
     ),
     "ci_title": "区间 {low} – {high}（{basis}）",
-    "effect_title": "{a} vs {b}；{method}，运行次数 {n_a} vs {n_b}，水平 {level}；依据：{basis}；约 {detectable} "
-    "以下的差异无法分辨；最小效应 {min_effect}",
+    "effect_title": "{a} vs {b}：判定的估计值 {effect}（各次运行的对数均值，已去除漂移；旁边的提升按所示两个均值计算）；"
+    "{method}，运行次数 {n_a} vs {n_b}，水平 {level}；依据：{basis}；约 {detectable} 以下的差异无法分辨；最小效应 {min_effect}",
     "noise": "{floor}（来源：{source}，n={n}）",
     "yes": "是",
     "no": "否",

@@ -7,6 +7,8 @@ A new sentence is one ``_t(key, en, zh)`` call here. Arguments are named in each
 
 from __future__ import annotations
 
+from specsweep.client.selfcheck import INVALID_REASONS
+
 TEXTS: dict[str, dict[str, str]] = {"en": {}, "zh": {}}
 
 
@@ -115,9 +117,29 @@ _t(
 )
 _t(
     "anomaly.invalid_run",
-    "{config}: the client marked this run invalid ({reason}); its numbers are left out of verdicts.",
-    "{config}：压测客户端将此次运行标记为无效（{reason}），其数据不参与判定。",
+    "{config}: the client marked this run invalid ({reasons_text}); its numbers are left out of verdicts.",
+    "{config}：压测客户端将此次运行标记为无效（{reasons_text}），其数据不参与判定。",
 )
+# Why the client marked a run invalid, by the code the run stored (``invalid_reasons``); English is the
+# client's own sentence (client/selfcheck.py INVALID_REASONS), so a report says what the result says.
+_INVALID_ZH = {
+    "client_cpu": "客户端 CPU 饱和（占单核的 {util:.0%}）",
+    "client_cpu_worker": "客户端 CPU 饱和（worker {worker} 占单核的 {util:.0%}）",
+    "schedule_late": "请求发送调度滞后（p99 {lag_ms:.1f} ms）：实际施加的负载不是所要求的负载",
+    "schedule_late_worker": "请求发送调度滞后（worker {worker} 的 p99 {lag_ms:.1f} ms）：实际施加的负载不是所要求的负载",
+    "read_time": "{n} 个响应的时间戳是读取时记录的，而非内核时间戳（其到达记录已丢失）",
+    "stamps_off": (
+        "到达时间戳可能有偏差：{figure} 最多偏差 {worst_ms:.1f} ms（> {max_ms:g} ms）；{n} 个请求的 SSE 事件与之后的字节"
+        "被一起读取（最严重：请求 {index}，{bound_ms:.1f} ms）"
+    ),
+    "loop_lag": "事件循环延迟 p99 {lag_ms:.1f} ms > {max_ms:g} ms：读取时记录的时间戳（无内核时间戳）最多晚这么多",
+}
+for _code, _en in INVALID_REASONS.items():
+    _t(f"invalid.{_code}", _en, _INVALID_ZH[_code])
+_t("invalid.text", "{text}", "{text}")
+_t(
+    "invalid.list", "{reasons_text}", "{reasons_text}"
+)  # a reason stored as text only (older run dirs, other clients)
 _t(
     "anomaly.error_burst",
     "{config}: {failed} failed requests ({share:.1%} of all){kinds_text}.",

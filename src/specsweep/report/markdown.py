@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from specsweep.md_inert import inert as inert
 from specsweep.report import i18n
 from specsweep.report.design_render import design_markdown, design_summary_md
 from specsweep.report.display import (
@@ -369,18 +370,6 @@ def render_markdown(view: ReportView, lang: str = "en") -> str:
         out += [f"{i}. {text(m, lang)}" for i, m in enumerate(view.next_steps, 1)]
         out.append("")
     return inert("\n".join(out).rstrip() + "\n")
-
-
-def inert(md: str) -> str:
-    """Escape &, < and > so no string from a config, server or file becomes live HTML in a viewer that
-    renders inline HTML (GitHub, IDE previews, mkdocs). A line's leading '>' (a quote) stays."""
-    lines = []
-    for line in md.split("\n"):
-        quote = ""
-        while line.startswith(">"):
-            quote, line = quote + ">", line[1:]
-        lines.append(quote + line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
-    return "\n".join(lines)
 
 
 def _msg(key: str, **args: Any) -> Msg:

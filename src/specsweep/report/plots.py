@@ -1,7 +1,9 @@
 """Plots of a :class:`~specsweep.report.view.ReportView`, drawn with matplotlib (Agg / SVG, no pyplot).
 
 - one figure per latency/throughput metric: small multiples, one panel per scenario, one line per
-  config, x = concurrency (log2 axis), whiskers = the cell's confidence interval when known;
+  config (a compare report draws each config of a method as its own line, in the method's colour
+  with a style of its own: :meth:`ReportView.plot_lines`), x = concurrency (log2 axis), whiskers =
+  the cell's confidence interval when known;
 - a win/loss map: scenario x concurrency on the primary metric, coloured by the winner's colour,
   grey for a tie, hatched where the cell is missing; each cell carries a tooltip (SVG ``<title>``);
 - acceptance length against concurrency, when any cell knows it.
@@ -23,11 +25,11 @@ import io
 import math
 import re
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from matplotlib import font_manager, rc_context
 from matplotlib.axes import Axes
@@ -38,7 +40,7 @@ from matplotlib.ticker import FuncFormatter
 
 from specsweep.errors import UsageError, one_of
 from specsweep.report import i18n
-from specsweep.report.view import ReportView, WinnerRow, level_text
+from specsweep.report.view import CellView, PlotLine, ReportView, WinnerRow, level_text
 
 # metrics drawn as small multiples, in this order (those the view has values for)
 PLOT_METRICS = ("total_throughput", "mean_tpot_ms", "mean_ttft_ms", "mean_e2e_latency_ms")
@@ -49,6 +51,12 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F
 TIE_COLOR = "#C8C8C8"
 MISSING_COLOR = "#FFFFFF"
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+LINESTYLES: tuple[Literal["-", "--", ":", "-."], ...] = (
+    "-",
+    "--",
+    ":",
+    "-.",
+)  # a method's configs: a style each
 
 _CJK_FAMILIES = (
     "Noto Sans CJK SC",
@@ -137,11 +145,11 @@ def config_colors(view: ReportView) -> dict[str, str]:
     return {c.label: PALETTE[i % len(PALETTE)] for i, c in enumerate(view.configs)}
 
 
-def _series(view: ReportView, scenario: str, config: str, key: str) -> list[tuple[int, float, list[float]]]:
-    """(concurrency, value, [ci_low, ci_high] or []) of the ok cells that have a value."""
+def _series(cells: Sequence[CellView], scenario: str, key: str) -> list[tuple[int, float, list[float]]]:
+    """(concurrency, value, [ci_low, ci_high] or []) of one line's ok cells that have a value."""
     out = []
-    for c in view.cells:
-        if c.scenario != scenario or c.config != config or c.status != "ok":
+    for c in cells:
+        if c.scenario != scenario or c.status != "ok":
             continue
         v = c.accept_length if key == "accept_length" else c.values.get(key)
         if v is None or not math.isfinite(v):
@@ -202,7 +210,8 @@ def metric_figure(
     Each marker is its own artist with a gid (:func:`point_gid`); ``titles`` (when given) receives a
     tooltip per gid: scenario, level, config (and the picked config in a compare), value and interval.
     """
-    scenarios = [s for s in view.scenarios if any(_series(view, s, c.label, key) for c in view.configs)]
+    lines = [(line, view.line_cells(line)) for line in view.plot_lines()]
+    scenarios = [s for s in view.scenarios if any(_series(cells, s, key) for _line, cells in lines)]
     colors = config_colors(view)
     levels = sorted({c.concurrency for c in view.cells}) or [1]
     nrows, ncols = _grid(len(scenarios) or 1)
@@ -225,21 +234,21 @@ def metric_figure(
             continue
         scen = scenarios[i]
         top = 0.0
-        for j, conf in enumerate(view.configs):
-            pts = _series(view, scen, conf.label, key)
+        for j, (line, cells) in enumerate(lines):
+            pts = _series(cells, scen, key)
             if not pts:
                 continue
             xs = [levels.index(p[0]) for p in pts]
             ys = [p[1] for p in pts]
             top = max([top, *ys, *(p[2][1] for p in pts if p[2])])
-            color = colors[conf.label]
+            color = colors[line.column]
             marker = MARKERS[j % len(MARKERS)]
-            ax.plot(xs, ys, color=color, linewidth=1.4)
+            ax.plot(xs, ys, color=color, linewidth=1.4, linestyle=LINESTYLES[line.style % len(LINESTYLES)])
             for x, (level, y, ci) in zip(xs, pts, strict=True):
                 gid = point_gid(i, j, level)
                 ax.plot([x], [y], color=color, marker=marker, markersize=4, linestyle="none", gid=gid)
                 if titles is not None:
-                    titles[gid] = _point_title(view, scen, level, conf.label, key, y, ci)
+                    titles[gid] = _point_title(view, scen, level, line, key, y, ci)
             lows = [p[1] - p[2][0] if p[2] else 0.0 for p in pts]
             highs = [p[2][1] - p[1] if p[2] else 0.0 for p in pts]
             if any(lows) or any(highs):
@@ -252,12 +261,13 @@ def metric_figure(
             ax.set_xlabel("Concurrency")
     fig.supylabel(ylabel, x=0.08 / width, ha="left", fontsize=9)
     handles = [
-        Line2D([], [], color=colors[c.label], marker=MARKERS[j % len(MARKERS)], markersize=4, linewidth=1.4)
-        for j, c in enumerate(view.configs)
-    ]
+        Line2D([], [], color=colors[line.column], marker=MARKERS[j % len(MARKERS)], markersize=4, linewidth=1.4,
+               linestyle=LINESTYLES[line.style % len(LINESTYLES)])
+        for j, (line, _cells) in enumerate(lines)
+    ]  # fmt: skip
     fig.legend(
         handles,
-        [ellipsize(c.label, 32) for c in view.configs],
+        [ellipsize(line.label, 32) for line, _cells in lines],
         loc="upper center",
         bbox_to_anchor=(0.5, 1.0),
         ncols=min(len(handles), 6),
@@ -266,18 +276,18 @@ def metric_figure(
 
 
 def _point_title(
-    view: ReportView, scen: str, level: int, config: str, key: str, y: float, ci: list[float]
+    view: ReportView, scen: str, level: int, line: PlotLine, key: str, y: float, ci: list[float]
 ) -> str:
     try:
         spec = view.metric(key)
         decimals, unit = spec.decimals, spec.unit
     except KeyError:
         decimals, unit = 2, ""
-    name = config
-    if view.kind == "compare":
-        cell = view.cell(scen, level, config)
-        if cell and cell.picked and cell.picked != config:
-            name = f"{config} ({cell.picked})"
+    name = line.label
+    if view.kind == "compare" and not line.member:
+        cell = view.cell(scen, level, line.column)
+        if cell and cell.picked and cell.picked != line.label:
+            name = f"{line.column} ({cell.picked})"
     text = f"{scen} · c={level_text(level)} · {name}: {y:.{decimals}f} {unit}".rstrip()
     if ci:
         text += f" [{ci[0]:.{decimals}f}, {ci[1]:.{decimals}f}]"

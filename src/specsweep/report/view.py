@@ -65,6 +65,7 @@ from specsweep.report.view_base import Number as Number
 from specsweep.report.view_base import band_range as band_range
 from specsweep.report.view_base import cells_text as cells_text
 from specsweep.report.view_base import level_text as level_text
+from specsweep.report.view_base import reason_msgs as reason_msgs
 
 VIEW_SCHEMA = "specsweep.report.view/1"
 
@@ -79,6 +80,17 @@ class WinnerName(NamedTuple):
 
     kind: Literal["none", "tie", "config"]
     names: tuple[str, ...] = ()
+
+
+class PlotLine(NamedTuple):
+    """One line of a plot (:meth:`ReportView.plot_lines`): ``label`` names it in the legend,
+    ``column`` is the config column it belongs to (its colour), ``style`` its place among that
+    column's lines (line style and marker), ``member``: drawn from ``member_cells``."""
+
+    label: str
+    column: str
+    style: int
+    member: bool
 
 
 class MetricSpec(_Frozen):
@@ -314,6 +326,8 @@ class ReportView(_Frozen):
     scenarios: list[str]
     concurrencies: list[int]
     cells: list[CellView]  # every (scenario, concurrency, config) present in any config, incl. missing
+    # compare: every config of a method with several, per cell, as its own cell (the plots' lines)
+    member_cells: list[CellView] = Field(default_factory=list)
     noise: NoiseInfo
     verdicts: list[Verdict]  # every pairwise comparison on the primary metric, per cell
     latency_verdicts: list[Verdict] = Field(default_factory=list)  # mean E2E / TPOT / TTFT
@@ -394,6 +408,17 @@ class ReportView(_Frozen):
                 return WinnerName("config", (cell.picked,))
         return WinnerName("config", (self.short(row.winner),))
 
+    def gain_interval(self, row: WinnerRow) -> tuple[float, float] | None:
+        """The interval shown beside a row's gain (the gain of its two values, leader over runner-up):
+        the row's verdict interval - the one interval of that comparison, in every table - turned to
+        the leader's side. None without a verdict."""
+        v = row.verdict
+        if v is None or row.leader is None:
+            return None
+        if row.leader == v.a:
+            return v.ci_low, v.ci_high
+        return 1 / (1 + v.ci_high) - 1, 1 / (1 + v.ci_low) - 1
+
     def cell_advice(self, scenario: str, concurrency: int) -> CellAdvice | None:
         return next((a for a in self.advice if a.scenario == scenario and a.concurrency == concurrency), None)
 
@@ -405,6 +430,29 @@ class ReportView(_Frozen):
             return []
         members = next((c.members for c in self.configs if c.label == column), []) or [column]
         return [x for x in a.configs if x in members]
+
+    def plot_lines(self) -> list[PlotLine]:
+        """The lines a plot draws: one per config (issue 34 item 9: a compare plot drew one line per
+        method that switched between its configs from cell to cell). A method with several configs
+        gives each its own line, in its method's colour (``column``) with its own style (``style``);
+        a method with one config, or a sweep's config, one line of its own."""
+        out = []
+        for col in self.configs:
+            members = [m for m in col.members if any(c.config == m for c in self.member_cells)]
+            if self.kind == "compare" and len(members) > 1:
+                out += [
+                    PlotLine(label=m, column=col.label, style=i, member=True) for i, m in enumerate(members)
+                ]
+            else:
+                name = col.members[0] if self.kind == "compare" and len(col.members) == 1 else col.label
+                out.append(PlotLine(label=name, column=col.label, style=0, member=False))
+        return out
+
+    def line_cells(self, line: PlotLine) -> list[CellView]:
+        """The cells of one plot line (:meth:`plot_lines`)."""
+        if line.member:
+            return [c for c in self.member_cells if c.config == line.label]
+        return [c for c in self.cells if c.config == line.column]
 
     def points(self) -> list[tuple[str, int]]:
         """(scenario, concurrency) pairs in table order (scenario, then concurrency)."""

@@ -9,6 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from specsweep.client.selfcheck import INVALID_REASONS
+
 Number = float | None
 ArgValue = str | int | float | bool | None | list[Any] | dict[str, Any]
 
@@ -32,15 +34,31 @@ def band_range(c_low: int, c_high: int | None) -> str:
 
 
 def cells_text(cells: Sequence[Sequence[str | int]], order: Sequence[str]) -> str:
-    """ "chat_short c=1, 16; rag_medium c=8": the cells per scenario (in report order), levels sorted."""
+    """ "chat_short c=1, 16; rag_medium c=8": the cells per scenario (in report order), levels sorted
+    (an open-loop cell, level 0, as ``c=∞``)."""
     by: dict[str, set[int]] = {}
     for s, c in cells:
         by.setdefault(str(s), set()).add(int(c))
     rank = {s: i for i, s in enumerate(order)}
     return "; ".join(
-        f"{s} c={', '.join(str(c) for c in sorted(cs))}"
+        f"{s} c={', '.join(level_text(c) for c in sorted(cs))}"
         for s, cs in sorted(by.items(), key=lambda kv: rank.get(kv[0], 1 << 30))
     )
+
+
+def reason_msgs(text: str, codes: Any) -> list[dict[str, Any]]:
+    """Why a run was invalid as messages (``{"key", "args"}``) a report words in its language: the
+    codes the run stored (``invalid_reasons``, client/selfcheck.py), else its text as it is."""
+    if (
+        isinstance(codes, list)
+        and codes
+        and all(
+            isinstance(c, dict) and c.get("code") in INVALID_REASONS and isinstance(c.get("args"), dict)
+            for c in codes
+        )
+    ):
+        return [{"key": f"invalid.{c['code']}", "args": dict(c["args"])} for c in codes]
+    return [{"key": "invalid.text", "args": {"text": text or "-"}}]
 
 
 class Frozen(BaseModel):

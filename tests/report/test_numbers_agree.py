@@ -1,0 +1,117 @@
+"""Numbers in a row agree (issue 34 item 5): a gap shown beside two values is their gap, and one
+comparison has one interval in every table and format. Before: the gap table read "+373.4%" beside
+values 359.4% apart (the verdict's drift-adjusted estimate on log means), and a compare report of a
+design run gave the design table's interval and a wider one (a best-of factor on top of the design's
+own family) for the same two configs in the same cell."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from specsweep.adaptive.types import DesignSettings
+from specsweep.report import build_view, render
+from specsweep.report.i18n import fmt_pct
+from specsweep.report.view import ReportView
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "adaptive"))
+from test_analysis import make_run, row
+from test_design_rules import LABELS, POINTS, replay
+
+K3 = ("DSpark(st=3)", "dspark", {"spec_tokens": 3})
+EAGLE = ("EAGLE", "eagle", {"num_steps": 3})
+METHODS = {"A": "m", "B": "m", "C": "c"}
+SETTINGS = DesignSettings(budget_fraction=None, families=tuple(METHODS.items()))
+
+
+def _skewed(tmp: Path) -> ReportView:
+    """Three runs a config whose arithmetic means are 2-9% from their geometric ones; one level in the
+    medium band (a recommendation of one cell)."""
+    rows = []
+    for c, spread in ((1, 0.6), (8, 0.3), (64, 0.5)):
+        for rep, f in enumerate((1 - spread, 1.0, 1 + spread)):
+            rows += [row(*K3, "chat_short", c, 3000.0 * f, rep), row(*EAGLE, "chat_short", c, 1000.0, rep)]
+    make_run(tmp, "x", rows)
+    return build_view([tmp], "compare")
+
+
+def test_a_gap_beside_two_values_is_their_gap(tmp_path: Path) -> None:
+    v = _skewed(tmp_path)
+    (g,) = v.gaps
+    for r in g.rows:
+        assert r.a_value is not None and r.b_value is not None and r.verdict is not None
+        gap = max(r.a_value, r.b_value) / min(r.a_value, r.b_value) - 1
+        assert r.text.args["gain"] == gap
+        assert (
+            abs(r.verdict.gain - gap) > 0.005
+        )  # the verdict's own estimate differs: the row shows the values'
+    md = render(v, "md", "en")
+    for r in g.rows:
+        line = next(ln for ln in md.splitlines() if ln.startswith(f"| {r.concurrency} | {r.a_value:.2f} |"))
+        assert line.endswith(f"| DSpark +{r.text.args['gain']:.1%} |")
+
+
+def test_a_one_cell_recommendation_gives_its_comparisons_interval(tmp_path: Path) -> None:
+    v = _skewed(tmp_path)
+    (ver,) = [x for x in v.verdicts if x.concurrency == 64]
+    (rec,) = [r for r in v.recommendations if r.c_low == 33 and r.workload_class is None]
+    assert (rec.ci_low, rec.ci_high) == (ver.ci_low, ver.ci_high)
+
+
+def _truth(label: str, p: tuple[str, int]) -> float:
+    return {"A": 1050.0, "B": 1000.0, "C": 350.0}[label] * p[1]
+
+
+def _design_compare(tmp: Path) -> ReportView:
+    _states, obs = replay(_truth, noise=0.03, seed=2, design=SETTINGS)
+    rows = [row(o.label, METHODS[o.label], {}, o.point[0], o.point[1], o.value, o.repeat, round=o.round, seq=o.seq)
+            for o in obs]  # fmt: skip
+    order = [[la for la in LABELS if any(o.round == r and o.label == la for o in obs)]
+             for r in sorted({o.round for o in obs})]  # fmt: skip
+    plan = [{"label": la, "scenario": s, "max_concurrency": c} for la in LABELS for s, c in POINTS]
+    make_run(tmp, "design", rows, {"design": {"kind": "adaptive", "settings": asdict(SETTINGS)}, "plan": plan,
+                                   "run_order": {"kind": "adaptive", "rounds": order}})  # fmt: skip
+    return build_view([tmp], "compare")
+
+
+def test_a_compare_verdict_of_a_design_run_is_the_designs_comparison(tmp_path: Path) -> None:
+    v = _design_compare(tmp_path)
+    assert v.design is not None
+    pairs = {((c.scenario, c.concurrency), p.a, p.b): p for c in v.design.cells for p in c.pairs}
+    n = 0
+    for ver in v.verdicts:
+        picked = [v.cell(ver.scenario, ver.concurrency, x).picked for x in (ver.a, ver.b)]  # type: ignore[union-attr]
+        p = pairs[((ver.scenario, ver.concurrency), *picked)]
+        assert (ver.ci_low, ver.ci_high) == (p.ci_low, p.ci_high)
+        assert ver.verdict == ("a" if p.winner == picked[0] else "b" if p.winner else "tie")
+        n += 1
+    assert n == 6
+    # the HTML: every interval its winner table shows is the design table's for the same comparison
+    page = render(v, "html", "en")
+    text = html.unescape(
+        re.sub(r"<[^>]+>", " ", re.sub(r"<(script|style|svg)\b.*?</\1>", "", page, flags=re.S))
+    )
+    intervals = set(re.findall(r"\[[+-]?[0-9.]+%, [+-]?[0-9.]+%\]", text))
+    design = {f"[{_signed(p.ci_low)}, {_signed(p.ci_high)}]" for p in pairs.values()}
+    groups = {
+        f"[{_signed(r.ci_low)}, {_signed(r.ci_high)}]" for r in v.recommendations if r.ci_low is not None
+    }
+    shown = {
+        f"[{_signed(lo)}, {_signed(hi)}]" for w in v.winners if (iv := v.gain_interval(w)) for lo, hi in [iv]
+    }
+    assert shown and shown <= design  # the winner table's intervals are the design's
+    assert intervals <= design | groups  # and no other interval for a cell's comparison anywhere
+    # the JSON: the same numbers
+    data = json.loads(render(v, "json", "en"))
+    assert [(x["ci_low"], x["ci_high"]) for x in data["verdicts"]] == [
+        (x.ci_low, x.ci_high) for x in v.verdicts
+    ]
+
+
+def _signed(x: float) -> str:
+    return ("+" if x >= 0 else "") + fmt_pct(x)
