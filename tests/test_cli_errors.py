@@ -34,3 +34,29 @@ def test_file_dataset_without_a_path_says_where_to_get_it(capsys: pytest.Capture
     err = capsys.readouterr().err
     assert rc == 2
     assert "needs --dataset-path" in err and "question.jsonl of https://github.com/hemingkx/Spec-Bench" in err
+
+
+def test_an_interrupt_that_an_import_turned_into_another_error_exits_130(monkeypatch, capsys) -> None:
+    """A Ctrl-C that lands inside a C extension's import comes out as an ImportError ('PyCapsule_Import
+    could not import module "datetime"', seen in CI at 0.3 s): still an interrupt, exit 130, no
+    traceback. Before: the ImportError's traceback and exit 1."""
+    import signal
+
+    from specsweep import cli
+
+    def parser_interrupted():
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            raise ImportError('PyCapsule_Import could not import module "datetime"') from None
+
+    monkeypatch.setattr(cli, "build_parser", parser_interrupted)
+    monkeypatch.setattr(cli, "_INTERRUPTS", [])
+    monkeypatch.setattr(cli, "_ignore_stops", lambda: None)  # the test process keeps its signals
+    old = signal.getsignal(signal.SIGINT)
+    try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        assert cli.main(["--version"]) == 130
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert "interrupted" in capsys.readouterr().err

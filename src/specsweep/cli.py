@@ -13,6 +13,7 @@ import importlib
 import logging
 import signal
 import sys
+import types
 import warnings
 from collections.abc import Sequence
 
@@ -52,11 +53,29 @@ def _ignore_stops() -> None:
             signal.signal(s, signal.SIG_IGN)
 
 
+_INTERRUPTS: list[int] = []  # Ctrl-Cs seen by _note_interrupt
+
+
+def _note_interrupt(signum: int, frame: types.FrameType | None) -> None:
+    """Python's own Ctrl-C handler, remembering that it ran: a KeyboardInterrupt that lands inside a
+    C extension's import comes out as another error (ImportError: 'PyCapsule_Import could not import
+    module "datetime"'), which is an interrupt all the same."""
+    _INTERRUPTS.append(signum)
+    signal.default_int_handler(signum, frame)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    with contextlib.suppress(ValueError):  # off the main thread: nothing to set
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _note_interrupt)
     try:  # a Ctrl-C while the sub-commands are imported (the first ~0.6 s) is an interrupt too
         parser = build_parser()
     except KeyboardInterrupt:
         return _interrupted()
+    except Exception:
+        if _INTERRUPTS:
+            return _interrupted()
+        raise
     return _main(parser, argv)
 
 
@@ -94,6 +113,10 @@ def _main(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
         return 2
     except KeyboardInterrupt:
         return _interrupted()
+    except Exception:
+        if _INTERRUPTS:  # an interrupt that a C extension's import turned into another error
+            return _interrupted()
+        raise
 
 
 def forget_unhandled_interrupt() -> None:
