@@ -205,3 +205,13 @@ def test_equivalence_splits_its_level_over_the_later_looks() -> None:
     assert three.p_eq_seq == pytest.approx(0.01 * 0.9 / 0.6)  # look 1 holds 0.6 of the later looks' 0.9
     two = race.RacePair((POINTS[0], "A", "B"), (lk1,), 5, 5, race.SHARES[2])
     assert two.p_eq_seq == pytest.approx(0.01)
+
+
+def test_the_launch_cap_is_an_adaptive_key_of_2_or_3() -> None:
+    from specsweep.config_design import AdaptiveOptions
+    from specsweep.errors import ConfigError
+
+    assert AdaptiveOptions().settings().launches == 3
+    assert AdaptiveOptions.model_validate({"race": True, "launches": 2}).settings().launches == 2
+    with pytest.raises((ValueError, ConfigError), match="launches"):
+        AdaptiveOptions.model_validate({"launches": 4})
