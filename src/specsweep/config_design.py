@@ -5,8 +5,9 @@ its checks against the rest of the file. Kept apart from specsweep.config, which
       margin: 0.05        # configs within +-5% of each other are "equivalent"
       max_repeats: 4      # runs per config and cell at most, the first pass included
       budget: 75%         # or seconds (3600, 90m, 2h): launches and warmups included; null: none
-      race: false         # true: the second generation (short first looks, two launches a config)
+      race: false         # true: the second generation (short first looks, two or three launches a config)
       launch_sd: 0.03     # racing: the sd of a launch's level its verdicts assume (log)
+      launches: 3         # racing: launches a config at most (2 or 3)
 
 ``AdaptiveOptions.settings()`` maps the section onto the rules' DesignSettings, whose defaults are
 the section's defaults (one source).
@@ -59,8 +60,9 @@ class AdaptiveOptions(BaseModel):
         f"{_DESIGN.budget_fraction:.0%}" if _DESIGN.budget_fraction is not None else _DESIGN.budget_s
     )
 
-    race: StrictBool = _DESIGN.race  # the second generation: short first looks, two launches a config
+    race: StrictBool = _DESIGN.race  # the second generation: short first looks, 2-3 launches a config
     launch_sd: checks.Finite = Field(default=_DESIGN.launch_sd, ge=0, lt=1)  # a launch's level (log sd)
+    launches: StrictInt = Field(default=_DESIGN.launches, ge=2, le=3)  # racing: launches a config at most
 
     @field_validator("budget", mode="before")
     @classmethod
@@ -73,6 +75,7 @@ class AdaptiveOptions(BaseModel):
         return DesignSettings(
             margin=self.margin, max_repeats=self.max_repeats, budget_s=budget_s, budget_fraction=fraction,
             level=_DESIGN.level, metric=_DESIGN.metric, race=self.race, launch_sd=self.launch_sd,
+            launches=self.launches,
         )  # fmt: skip
 
 

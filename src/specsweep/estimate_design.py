@@ -47,13 +47,13 @@ def estimate_design(plan: Plan) -> DesignEstimate:
     runs_s = sum(cell_guess_s(plan, cfg, c) for cfg in used for c in plan.cells[cfg.label])
     full_pass = starts + runs_s
     baseline = BASELINE_REPEATS * full_pass
-    if s.race:  # short first looks, then one relaunch holding at most max_repeats full runs a cell
+    if s.race:  # short first looks, then relaunches holding at most max_repeats full runs a cell each
         pass_s = starts + sum(
             cell_guess_s(plan, cfg, c)
             * run_prompts(s.short_fraction, c.num_prompts, c.max_concurrency, s.min_waves) / c.num_prompts
             for cfg in used for c in plan.cells[cfg.label]
         )  # fmt: skip
-        ceiling = pass_s + starts + s.max_repeats * runs_s
+        ceiling = pass_s + (s.launches - 1) * (starts + s.max_repeats * runs_s)
     else:
         pass_s, ceiling = full_pass, s.max_repeats * full_pass
     limits = [x for x in (s.budget_s, s.budget_fraction * baseline if s.budget_fraction else None) if x]

@@ -64,11 +64,34 @@ def test_the_replay_draws_launch_levels_and_short_run_bias(bench: ModuleType) ->
     assert bench.length_of(("x", 64), 0.125, bench.RACE) == pytest.approx(0.25)
 
 
-def test_racing_meets_its_cost_target_and_decides_the_large_gaps(bench: ModuleType) -> None:
+def test_racing_costs_come_from_its_parts_and_decide_the_large_gaps(bench: ModuleType) -> None:
+    """Two launches a config: 24.9% at 300 s launches, set by the plan (the same in every replay);
+    the third launch, for cells still open that could be decided, costs more and varies."""
     g = bench.reference_grid()
     noise = bench.Noise("5%, launches 1%", 0.05, launch_sd=0.01)
-    row = bench.measure(g, noise, 300.0, 3, 0, bench.RACE)
-    assert row.cost_p95 <= 0.30 and row.cost_mean <= 0.25  # issue 36's targets at 300 s launches
-    assert row.cost_mean < row.floor  # under a first pass of full runs
-    assert row.right >= 0.9 and row.wrong == 0.0
-    assert row.design == "racing (2nd)"
+    two = bench.measure(g, noise, 300.0, 3, 0, bench.RACE2)
+    assert two.cost_p95 <= 0.30 and two.cost_mean <= 0.25  # issue 36's cost targets at 300 s launches
+    assert two.cost_mean == pytest.approx(sum(two.parts))  # look 0 + launches + later runs
+    assert two.parts[1] == pytest.approx(5 * 300.0 / bench.baseline_cost(g, 300.0))  # 3 + 2 launches
+    three = bench.measure(g, noise, 300.0, 3, 0, bench.RACE)
+    assert three.cost_mean == pytest.approx(sum(three.parts)) and three.cost_mean > two.cost_mean
+    assert three.parts[1] == pytest.approx(7 * 300.0 / bench.baseline_cost(g, 300.0))  # + the 2 DSpark
+    for row in (two, three):
+        assert row.cost_mean < row.floor  # under a first pass of full runs
+        assert row.right >= 0.9 and row.wrong == 0.0
+    assert (two.design, three.design) == ("racing, 2 launches", "racing, 3 launches")
+
+
+def test_racing_holds_its_level_on_t3_tails_with_launch_levels(bench: ModuleType) -> None:
+    """All-equal grids with Student-t(3) run noise and 3% launch levels: the robust rules (a far-off
+    short run held at look 0, Huber per launch, a disagreeing short run left out) name no winner
+    in these replays (before them, 16% of replays named one)."""
+    g = bench.reference_grid().aa()
+    noise = bench.Noise("t3", 0.05, "t3", launch_sd=0.03)
+    rng = __import__("numpy").random.default_rng(1)
+    base = bench.baseline_cost(bench.reference_grid(), 300.0)
+    wins = 0
+    for _ in range(6):
+        state, _obs = bench.replay_design(bench.World(g, noise, rng, base), bench.RACE, 300.0)
+        wins += any(ps.winner for c in state.cells for ps in c.pairs)
+    assert wins <= 1

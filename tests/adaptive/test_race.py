@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -62,11 +63,15 @@ def test_look_0_is_a_short_run_of_every_config_in_every_cell() -> None:
         assert la.runs == tuple(POINTS) and la.lengths == (RACE.short_fraction,) * len(POINTS)
 
 
-def test_a_config_far_behind_at_look_0_gets_nothing_more_and_each_config_launches_at_most_twice() -> None:
-    states, obs = replay(lambda c, p: 300.0 if c == "C" else 1000.0 * (1.1 if c == "A" else 1.0))
-    assert all(o.label != "C" for o in obs if o.round == 1)  # C: a third of the others, out at look 0
+@pytest.mark.parametrize("cap", [2, 3])
+def test_a_config_far_behind_at_look_0_gets_nothing_more_and_each_config_launches_at_most_its_cap(
+    cap: int,
+) -> None:
+    s = replace(RACE, launches=cap)
+    states, obs = replay(lambda c, p: 300.0 if c == "C" else 1000.0 * (1.1 if c == "A" else 1.0), settings=s)
+    assert all(o.label != "C" for o in obs if o.round >= 1)  # C: a third of the others, out at look 0
     launches = Counter(lab for lab, _r in {(o.label, o.round) for o in obs})
-    assert max(launches.values()) <= 2 and states[-1].next is None
+    assert max(launches.values()) <= cap and states[-1].next is None
     cells = {c.point: c for c in states[-1].cells}
     assert all(c.leader == "A" for c in cells.values())
     assert sum(c.status == "decided" for c in cells.values()) >= 5  # 10% gaps at 2% noise
@@ -132,3 +137,81 @@ def test_costs_count_full_length_runs_for_the_baseline() -> None:
     launches = {(o.label, o.round) for o in obs}
     assert s.spent_s == pytest.approx(sum(o.cost_s for o in obs) + 300.0 * len(launches))
     assert s.spent_s < 0.5 * s.baseline_s
+
+
+def _short_pass(values: dict[tuple[str, Point], float]) -> list[Observation]:
+    return [Observation(c, p, 0, 0, i, v, 12.5, 0.125) for i, ((c, p), v) in enumerate(values.items())]
+
+
+def test_a_short_run_far_off_its_pairs_other_cells_decides_nothing_at_look_0() -> None:
+    """One heavy-tailed short run (A reads half its value at chat c=1) is held for the later looks;
+    a gap every cell shows is decided at look 0 as before."""
+    rng = np.random.default_rng(3)
+    vals = {(c, p): 1000.0 * math.exp(rng.normal(0.0, 0.02)) * (0.3 if c == "C" else 1.0)
+            for c in LABELS for p in POINTS}  # fmt: skip
+    vals[("A", POINTS[0])] *= 0.5
+    a = race_plan.assess(_short_pass(vals), LABELS, POINTS, RACE)
+    k = (POINTS[0], "A", "B")
+    assert a.held == {k, (POINTS[0], "A", "C")}
+    assert a.pairs[k].looks[0].p == 1.0 and k not in a.winner  # no decision from the one far-off run
+    assert a.pairs[(POINTS[0], "B", "C")].looks[0].p < 1e-6 and a.winner[(POINTS[0], "B", "C")] == "B"
+    assert "A" in a.contenders[POINTS[0]]  # still in the cell: the relaunch judges it
+    vals[("A", POINTS[0])] *= 2.0
+    assert not race_plan.assess(_short_pass(vals), LABELS, POINTS, RACE).held
+
+
+def test_each_launchs_runs_enter_by_a_huber_estimate() -> None:
+    assert race.huber([0.0, 0.01, -0.01, 0.5], 0.05) == pytest.approx(0.0, abs=0.03)  # the mean: 0.125
+    assert race.huber([0.0, 0.5], 0.05) == pytest.approx(0.25)  # two runs: nothing to tell, the mean
+    s = race.Side((0.0,), 0.125, (0.0, 0.02, 0.6, 0.1, 0.12), (0.125,) * 5, (1, 1, 1, 2, 2))
+    assert s.center(0.05) == pytest.approx(0.6 * race.huber([0.0, 0.02, 0.6], 0.05) + 0.4 * 0.11)
+    assert s.launch_share == pytest.approx(0.6**2 + 0.4**2)  # two launches: less launch variance
+    assert race.Side((), 1.0, (0.0, 0.0)).launch_share == 1.0
+
+
+def test_a_short_run_that_disagrees_with_the_later_runs_is_left_out_at_look_1() -> None:
+    s = DesignSettings(race=True, launch_sd=0.01, request_sd=0.0)
+    b = race.Side((0.0,), 0.125, (0.0, 0.0, 0.0), (0.125,) * 3)
+    noise = (0.02, 40.0)
+    for y0, used in ((0.02, True), (0.6, False)):
+        a = race.Side((y0,), 0.125, (0.01, 0.01, 0.01), (0.125,) * 3)
+        lk = race.look1(a, b, noise, noise, s, 0.0)
+        assert (lk.d == pytest.approx(0.01)) is not used  # left out: the later runs' difference alone
+        held = race.look1(a, b, noise, noise, s, 0.0, use_short=False)
+        assert held.d == pytest.approx(0.01)
+
+
+def test_the_third_launch_goes_to_open_cells_that_could_still_be_decided() -> None:
+    """A 6% gap at 3% noise and 3% launch levels: open after the relaunch, relaunched a third time;
+    all-equal configs: hopeless cells are left (futile), so the third launch costs less there."""
+    s = DesignSettings(race=True, budget_fraction=None, launches=3)
+    states, obs = replay(lambda c, p: 1000.0 * (1.06 if c == "A" else 1.0), noise=0.03, settings=s, seed=4)
+    assert max(o.round for o in obs) == 2
+    r2 = [o for o in obs if o.round == 2]
+    assert {o.label for o in r2} <= {"A", "B", "C"} and r2
+    assert all(ps.n_a <= 1 + 2 * s.max_repeats for c in states[-1].cells for ps in c.pairs)
+    eq_states, eq_obs = replay(lambda c, p: 1000.0, noise=0.03, settings=s, seed=4)
+    futile = [c for c in eq_states[-1].cells if c.stopped_by == "futile"]
+    assert futile and len({o.point for o in eq_obs if o.round == 2}) < len(POINTS)
+    two = replace(s, launches=2)
+    _st2, obs2 = replay(lambda c, p: 1000.0 * (1.06 if c == "A" else 1.0), noise=0.03, settings=two, seed=4)
+    assert max(o.round for o in obs2) == 1
+
+
+def test_equivalence_splits_its_level_over_the_later_looks() -> None:
+    lk1 = race.RaceLook(1, 0.0, 0.01, 50.0, 1.0, 0.01)
+    lk2 = race.RaceLook(2, 0.0, 0.01, 50.0, 1.0, 0.01)
+    three = race.RacePair((POINTS[0], "A", "B"), (lk1, lk2), 5, 5, race.SHARES[3])
+    assert three.p_eq_seq == pytest.approx(0.01 * 0.9 / 0.6)  # look 1 holds 0.6 of the later looks' 0.9
+    two = race.RacePair((POINTS[0], "A", "B"), (lk1,), 5, 5, race.SHARES[2])
+    assert two.p_eq_seq == pytest.approx(0.01)
+
+
+def test_the_launch_cap_is_an_adaptive_key_of_2_or_3() -> None:
+    from specsweep.config_design import AdaptiveOptions
+    from specsweep.errors import ConfigError
+
+    assert AdaptiveOptions().settings().launches == 3
+    assert AdaptiveOptions.model_validate({"race": True, "launches": 2}).settings().launches == 2
+    with pytest.raises((ValueError, ConfigError), match="launches"):
+        AdaptiveOptions.model_validate({"launches": 4})

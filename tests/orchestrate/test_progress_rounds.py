@@ -125,12 +125,15 @@ def test_resumed_dry_run_says_what_is_stored_and_what_comes_next(
     assert "the rules on the stored runs: next 6 run(s) in 3 launch(es)" in out
 
 
-def test_racing_dry_run_costs_its_short_pass_and_one_relaunch() -> None:
+def test_racing_dry_run_costs_its_short_pass_and_its_relaunches() -> None:
     plain, racing = estimate_design(design_plan()), estimate_design(design_plan(race=True))
+    two = estimate_design(design_plan(race=True, launches=2))
     assert racing.baseline_s == pytest.approx(plain.baseline_s)  # the same 3-repeat grid
     starts = sum(startup_guess_s(k) for k in design_plan().configs)
     runs = plain.pass_s - starts
     # the short pass: every launch, and less than a full pass of runs (4 prompts: c=1 runs 2 of them,
     # two waves; c=4's single wave is the whole cell, run in full)
     assert starts < racing.pass_s < plain.pass_s
-    assert racing.ceiling_s == pytest.approx(racing.pass_s + starts + 3 * runs)
+    # the worst case: every relaunch (two by default, one with launches: 2) holding max_repeats full runs
+    assert racing.ceiling_s == pytest.approx(racing.pass_s + 2 * (starts + 3 * runs))
+    assert two.ceiling_s == pytest.approx(two.pass_s + starts + 3 * runs)

@@ -15,12 +15,13 @@ from specsweep.adaptive.race import (
     BASELINE_REPEATS,
     LENGTHS,
     RELAX,
-    W1,
+    SHARES,
     Noise,
     RacePair,
     Side,
     best_weight,
     components,
+    held_at_look0,
     look0,
     look1,
     measured_bias,
@@ -58,6 +59,12 @@ class RaceAssessment:
     noise: Noise
     last_round: int
     sides: dict[tuple[str, Point], Side]
+    held: frozenset[PairKey] = frozenset()  # far off their other cells at look 0: not decided there
+
+
+def shares(settings: DesignSettings) -> tuple[float, ...]:
+    """The level's shares of the looks: W0 for look 0, the rest over the later launches."""
+    return SHARES[3] if settings.launches >= 3 else SHARES[2]
 
 
 def assess(obs: Sequence[Observation], configs: Sequence[str], points: Sequence[Point],
@@ -67,6 +74,8 @@ def assess(obs: Sequence[Observation], configs: Sequence[str], points: Sequence[
     noise = Noise(h, prior_bias(settings))
     est = measured_bias(s, configs, points, noise, settings)
     noise = Noise(h, max(noise.bias, est or 0.0))
+    held = held_at_look0(s, configs, points)
+    sh = shares(settings)
     pairs: dict[PairKey, RacePair] = {}
     for k in pair_keys(configs, points):
         p, x, y = k
@@ -75,11 +84,13 @@ def assess(obs: Sequence[Observation], configs: Sequence[str], points: Sequence[
             continue
         looks = []
         if a.y0 and b.y0:
-            looks.append(look0(a, b, settings, noise.bias))
-        if a.y1 and b.y1:
-            looks.append(look1(a, b, noise.of(x), noise.of(y), settings, noise.bias))
+            looks.append(look0(a, b, settings, noise.bias, k in held))
+        for r in sorted(set(a.rounds) & set(b.rounds)):  # each later look on the runs up to its round
+            ar, br = _upto(a, r), _upto(b, r)
+            looks.append(look1(ar, br, noise.of(x), noise.of(y), settings, noise.bias, k not in held,
+                               min(r, len(sh) - 1)))  # fmt: skip
         if looks:
-            pairs[k] = RacePair(k, tuple(looks), len(a.y0) + len(a.y1), len(b.y0) + len(b.y1))
+            pairs[k] = RacePair(k, tuple(looks), len(a.y0) + len(a.y1), len(b.y0) + len(b.y1), sh)
     winner, eq, level_by = decide(pairs, configs, points, settings)
     runs = {k: len(v.y0) + len(v.y1) for k, v in s.items()}
     contenders: dict[Hashable, tuple[str, ...]] = {}
@@ -87,7 +98,14 @@ def assess(obs: Sequence[Observation], configs: Sequence[str], points: Sequence[
         behind = {lab for k, w in winner.items() if k[0] == p for lab in (k[1], k[2]) if lab != w}
         contenders[p] = tuple(c for c in configs if runs.get((c, p), 0) > 0 and c not in behind)
     last = max((o.round for o in obs), default=-1)
-    return RaceAssessment(pairs, winner, frozenset(eq), level_by, contenders, runs, noise, last, s)
+    return RaceAssessment(pairs, winner, frozenset(eq), level_by, contenders, runs, noise, last, s,
+                          frozenset(held))  # fmt: skip
+
+
+def _upto(x: Side, r: int) -> Side:
+    keep = [i for i, q in enumerate(x.rounds) if q <= r]
+    return Side(x.y0, x.f0, tuple(x.y1[i] for i in keep), tuple(x.lengths[i] for i in keep),
+                tuple(x.rounds[i] for i in keep))  # fmt: skip
 
 
 def decide(pairs: Mapping[PairKey, RacePair], configs: Sequence[str], points: Sequence[Point],
@@ -156,26 +174,44 @@ def baseline(configs: Sequence[str], points: Sequence[Point], costs: FullCosts) 
 
 
 def plan_cell(a: RaceAssessment, p: Point, settings: DesignSettings, costs: FullCosts,
-              family_open: int) -> tuple[float, int]:  # fmt: skip
-    """(length, runs a config) for the cell's relaunch: the least run time reaching the standard error
-    that decides a gap of twice the margin at POWER (planned at PLAN_NOISE inside a launch), or the
-    cheapest within RELAX of the best reachable one."""
+              family_open: int, rnd: int = 1) -> tuple[float, int] | None:  # fmt: skip
+    """(length, runs a config) for the cell's launch in round ``rnd``: the least run time reaching the
+    standard error that decides a gap of twice the margin at POWER, or the cheapest within RELAX of
+    the best reachable one. Round 1 plans at PLAN_NOISE inside a launch (nothing measured yet);
+    round 2 with each contender's measured noise and runs so far, and only for a cell that could
+    still be decided (None otherwise): an open pair's |gap| plus one standard error reaches what
+    the best plan's error decides at the look's level."""
     from scipy import special  # at a look, not at import (a broken install keeps the first pass)
 
-    alpha = settings.level * W1 / max(family_open, 1)
-    z = float(-special.ndtri(alpha / 2)) + float(-special.ndtri(1 - POWER))
-    target = math.log1p(2 * settings.margin) / z
+    sh = shares(settings)
+    alpha = settings.level * sh[min(rnd, len(sh) - 1)] / max(family_open, 1)
+    z_a = float(-special.ndtri(alpha / 2))
+    target = math.log1p(2 * settings.margin) / (z_a + float(-special.ndtri(1 - POWER)))
     cs = a.contenders[p]
     f0 = sum(a.sides[(c, p)].f0 for c in cs) / len(cs)
     run_s = sum(costs.run(c, p) for c in cs)
+    if rnd >= 2:
+        h = math.sqrt(sum(a.noise.of(c)[0] ** 2 for c in cs) / len(cs))
+        before = [a.sides[(c, p)] for c in cs]
+    else:
+        h, before = PLAN_NOISE, []
     options = []
     for f in LENGTHS:
         for k in range(2, settings.max_repeats + 1):
-            s = Side((0.0,), f0, (0.0,) * k, f)
-            a0, a1, g0, g1 = components(s, s, PLAN_NOISE, PLAN_NOISE, settings)
-            _w, v = best_weight(a0, a1, g0, g1, a.noise.bias)
+            if before:  # the worst pair of the cell's contenders, with k more runs each
+                v = max(best_weight(*components(Side.planned(f0, k, f, x, rnd), Side.planned(f0, k, f, y, rnd),
+                                                h, h, settings), a.noise.bias)[1]
+                        for i, x in enumerate(before) for y in before[i + 1:])  # fmt: skip
+            else:
+                s = Side.planned(f0, k, f)
+                v = best_weight(*components(s, s, h, h, settings), a.noise.bias)[1]
             options.append((math.sqrt(v), k * f * run_s, f, k))
     se_min = min(o[0] for o in options)
+    if before:
+        reach = max((abs(a.pairs[k].looks[-1].d) + a.pairs[k].looks[-1].se for k in open_pairs(a, p)
+                     if k in a.pairs), default=0.0)  # fmt: skip
+        if reach < z_a * se_min:
+            return None  # futile: even the best plan would not decide what the cell shows
     ok = [o for o in options if o[0] <= max(target, RELAX * se_min)]
     best = min(ok, key=lambda o: (o[1], o[0]))
     return best[2], best[3]
@@ -190,7 +226,7 @@ def step(
     prior: object = None,
 ) -> tuple[DesignState, RaceAssessment | None]:
     """The rules' state after ``obs`` and the next round (None: finished); ``prior`` is ignored (the
-    second generation has two looks: nothing to carry)."""
+    second generation has fixed looks: nothing to carry)."""
     configs, points = list(configs), list(points)
     costs = FullCosts(obs, launch_s)
     if not obs:
@@ -202,14 +238,17 @@ def step(
     a = assess(obs, configs, points, settings)
     used, base = spent(obs, costs), baseline(configs, points, costs)
     limit = _limit(settings, base)
-    running = [p for p in points if _stop(a, p) is None] if a.last_round == 0 else []
+    rnd = a.last_round + 1  # the next round: a launch per config still in an open cell
+    more = rnd < max(2, min(settings.launches, 3))
+    running = [p for p in points if _stop(a, p) is None] if more else []
     fam_open: dict[str, int] = {}
     for p in running:
         for k in open_pairs(a, p):
             f = settings.family(k[1], k[2])
             fam_open[f] = fam_open.get(f, 0) + 1
-    plans = {p: plan_cell(a, p, settings, costs, max(fam_open.get(settings.family(k[1], k[2]), 1)
-                                                      for k in open_pairs(a, p))) for p in running}  # fmt: skip
+    planned_cells = {p: plan_cell(a, p, settings, costs, max(fam_open.get(settings.family(k[1], k[2]), 1)
+                                                             for k in open_pairs(a, p)), rnd) for p in running}  # fmt: skip
+    plans = {p: pl for p, pl in planned_cells.items() if pl is not None}
     cut: set[Point] = set()
     if limit is not None and plans:
         plans, cut = _fit(a, plans, costs, limit - used)
@@ -219,18 +258,19 @@ def step(
             length, n = plans[p]
             for c in a.contenders[p]:
                 runs[c] += [(p, length)] * n
-    order = list(reversed(configs))  # round 1 runs the configs in the other order
+    order = list(reversed(configs)) if rnd % 2 else list(configs)  # alternate the configs' order
     launches = tuple(
         Launch(c, tuple(q for q, _f in runs[c]), tuple(f for _q, f in runs[c])) for c in order if runs[c]
     )
     nxt = None
     if launches:
-        reason = f"round 1: one relaunch per config for {len(plans)} undecided cell(s)" + (
+        reason = f"round {rnd}: one relaunch per config for {len(plans)} undecided cell(s)" + (
             f", {len(cut)} left for the budget" if cut else "")  # fmt: skip
-        nxt = Batch(1, launches, reason=reason)
+        nxt = Batch(rnd, launches, reason=reason)
     planned = sum(costs.run(la.label, q) * la.length(i) for la in launches for i, q in enumerate(la.runs))
     planned += sum(costs.launch(la.label) for la in launches)
-    cells = tuple(_cell(a, p, settings, p in plans, p in cut, nxt is None) for p in points)
+    cells = tuple(_cell(a, p, settings, p in plans, p in cut, nxt is None, p in planned_cells and p not in plans)
+                  for p in points)  # fmt: skip
     noise = {c: (h, df) for c, (h, df) in a.noise.h.items()}
     worst = used + planned
     return DesignState(cells=cells, next=nxt, spent_s=used, worst_case_s=min(worst, limit) if limit else worst,
@@ -272,7 +312,7 @@ def _fit(a: RaceAssessment, plans: dict[Point, tuple[float, int]], costs: FullCo
 
 
 def _cell(a: RaceAssessment, p: Point, settings: DesignSettings, planned: bool, cut: bool,
-          finished: bool) -> CellStatus:  # fmt: skip
+          finished: bool, futile: bool = False) -> CellStatus:  # fmt: skip
     pairs = tuple(pair_status(a, k, settings) for k in sorted(a.pairs, key=repr) if k[0] == p)
     runs = {c: n for (c, q), n in sorted(a.runs.items()) if q == p}
     stop = _stop(a, p)
@@ -284,7 +324,7 @@ def _cell(a: RaceAssessment, p: Point, settings: DesignSettings, planned: bool, 
         return CellStatus(p, "no_data", leader, runs, pairs)
     if stop is not None:
         return CellStatus(p, stop, leader, runs, pairs, stopped_by=stop)  # type: ignore[arg-type]
-    why = "budget" if cut else "max_repeats"
+    why = "budget" if cut else "futile" if futile else "max_repeats"
     return CellStatus(p, "budget" if cut else "undecided", leader, runs, pairs, stopped_by=why)  # type: ignore[arg-type]
 
 

@@ -40,7 +40,8 @@ class DesignSettings:
     comparisons within a method; empty: one family. The orchestrator fills it from the plan.
 
     The second generation (``race``: specsweep.adaptive.race) races on short runs and launches each
-    config at most twice. ``short_fraction``: the first look's run length, a share of the cell's
+    config at most ``launches`` times (2: the first look and one relaunch; 3: a third launch for
+    the cells still open that could still be decided). ``short_fraction``: the first look's run length, a share of the cell's
     reference run (``num_prompts``), rounded to whole waves of ``max_concurrency`` requests and at
     least ``min_waves`` waves. ``launch_sd``: the sd of one launch's level (log; shared by every run
     of that launch), the prior its verdicts use until the launch-noise calibration supplies one
@@ -60,6 +61,7 @@ class DesignSettings:
     metric: str = "total_throughput"
     families: tuple[tuple[str, str], ...] = ()
     race: bool = False
+    launches: int = 3
     short_fraction: float = 0.125
     min_waves: int = 2
     launch_sd: float = 0.03
