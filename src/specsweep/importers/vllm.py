@@ -20,11 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from specsweep.importers.common import normalise
+from specsweep.importers.common import DETAILED_MAX, normalise
 
 CLIENT = "vllm bench serve"
 CLIENT_EXTRA: dict[str, Any] = {}
 FILES = ("*.json", "*.jsonl")
+MAX_BYTES = DETAILED_MAX
+TOO_BIG = "split it into one file per run (a `bench sweep` folder, or `--append-result` lines), or save without per-request detail (no `--save-detailed`)"
 
 
 def _e2e_from_lists(obj: dict[str, Any]) -> dict[str, float]:
