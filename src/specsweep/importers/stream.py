@@ -112,9 +112,10 @@ def values(src: Source | Literals, top_list: bool, skip: int = 0) -> Iterator[tu
         elif event == "string" and value[:1] == "\x00" and value in sentinels:
             value = sentinels[value]
         if not stack:
-            if top_list and type(value) is list and event == "end_array":
-                return  # a list of results: its items were given
-            yield value, None
+            if not (top_list and event == "end_array"):  # else a list of results: its items were given
+                yield value, None
+            for _rest in events:  # the text after the value: ijson fails on any but whitespace
+                pass
             return
         parent = stack[-1]
         if type(parent) is list:
