@@ -7,6 +7,7 @@ Measured in a fresh process by VmHWM (ru_maxrss keeps the forking pytest's peak 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -84,3 +85,26 @@ def test_auto_refuses_a_file_over_every_bound_before_reading_it(tmp_path: Path) 
                        capture_output=True, text=True, timeout=60, env={**os.environ})  # fmt: skip
     assert p.returncode == 2, p.stderr
     assert "3,221,225,472 bytes (3 GiB), over the 2 GiB" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_a_huge_sibling_manifest_is_not_read_whole_by_import(tmp_path: Path) -> None:
+    """``import -o results`` reads the earlier imports' manifests: a planted sparse one is skipped."""
+    planted = tmp_path / "results" / "planted"
+    planted.mkdir(parents=True)
+    with (planted / "manifest.json").open("wb") as f:
+        f.write(b'{"source": "import", "files": [], "x": "')
+        f.truncate(400 * 2**20)
+    src = tmp_path / "r.jsonl"
+    src.write_text(
+        json.dumps({"backend": "sglang", "output_throughput": 10.0, "duration": 1.0, "max_concurrency": 4})
+        + "\n"
+    )
+    code = (
+        "import re, sys\n"
+        "from specsweep.importers import ImportOptions, run_import\n"
+        "run_import('sglang', [sys.argv[1]], sys.argv[2], ImportOptions(label='a', method='m'))\n"
+        "print(int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)) // 1024)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code, str(src), str(tmp_path / "results")], capture_output=True,
+                       text=True, timeout=100, check=True, env={**os.environ})  # fmt: skip
+    assert int(p.stdout.split()[-1]) < 200, f"peak RSS {p.stdout.split()[-1]} MB beside a 400 MB manifest"
