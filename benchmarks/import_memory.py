@@ -3,7 +3,9 @@
 Writes a file of about ``--mb`` MB in each format whose files are legitimately large, with the
 per-request detail the clients save, then imports it (``run_import``, what ``specsweep import``
 runs) in a fresh process per file and reports that process's peak RSS (``VmHWM`` of
-/proc/self/status) and wall time:
+/proc/self/status), the import's wall time and, timed apart in the same process before it, the two
+parts that grow with the file: reading the results (``read_objects`` and the importer's rows) and
+the copy into the run dir's ``source/`` with secrets scrubbed (``copy_scrubbed``):
 
 * ``vllm``: ``vllm bench serve --save-result --save-detailed``: one compact JSON object (``json.dump``)
   with ``ttfts``, ``itls`` (every gap of every request), ``input_lens``, ``output_lens``,
@@ -55,13 +57,25 @@ SG_KEYS: dict[str, Any] = {
 }  # fmt: skip
 
 CHILD = """
-import re, sys, time
-from specsweep.importers import ImportOptions, run_import
+import re, sys, tempfile, time
+from pathlib import Path
+from specsweep.importers import IMPORTERS, ImportOptions, run_import
+from specsweep.importers.reader import read_objects
+from specsweep.redact_copy import copy_scrubbed
+kind, path, out = sys.argv[1:4]
 t = time.perf_counter()
-run_import(sys.argv[1], [sys.argv[2]], sys.argv[3], ImportOptions(label="big", method="m"))
+for loc in read_objects(Path(path)):  # the reading alone, as the import's first pass does it
+    IMPORTERS[kind].to_rows(loc.obj, path, loc.line)
+read = time.perf_counter() - t
+with tempfile.NamedTemporaryFile() as tmp:
+    t = time.perf_counter()
+    copy_scrubbed(path, tmp.name)  # the copy into source/ alone
+    copy = time.perf_counter() - t
+t = time.perf_counter()
+run_import(kind, [path], out, ImportOptions(label="big", method="m"))
 wall = time.perf_counter() - t
 hwm = int(re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read()).group(1))
-print(f"{wall:.2f} {hwm / 1024:.0f}")
+print(f"{wall:.2f} {read:.2f} {copy:.2f} {hwm / 1024:.0f}")
 """
 
 
@@ -143,14 +157,13 @@ WRITERS = {"vllm": write_vllm, "sglang": write_sglang, "guidellm": write_guidell
 FILE_NAMES = {"vllm": "vllm-detailed.json", "sglang": "sglang-details.jsonl", "guidellm": "benchmarks.json"}
 
 
-def measure(kind: str, path: Path, src: Path, out: Path) -> tuple[float, float]:
+def measure(kind: str, path: Path, src: Path, out: Path) -> list[float]:
     env = {**os.environ, "PYTHONPATH": str(src)}
     p = subprocess.run([sys.executable, "-c", CHILD, kind, str(path), str(out)], env=env, capture_output=True,
                        text=True, check=False)  # fmt: skip
     if p.returncode:
         raise SystemExit(f"{kind} under {src}: {p.stderr.strip()[-2000:]}")
-    wall, peak = p.stdout.split()[-2:]
-    return float(wall), float(peak)
+    return [float(x) for x in p.stdout.split()[-4:]]
 
 
 def main() -> None:
@@ -160,15 +173,19 @@ def main() -> None:
     ap.add_argument("--src", action="append", help="NAME=DIR: a checkout's src (default: this one's)")
     args = ap.parse_args()
     srcs = [tuple(s.split("=", 1)) for s in args.src] if args.src else [("this", str(ROOT / "src"))]
-    print("| format | file MB | code | peak RSS MB | wall s |\n|---|---:|---|---:|---:|")
+    print("| format | file MB | code | peak RSS MB | import s | reading s | scrubbed copy s |")
+    print("|---|---:|---|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as d:
         for kind in args.formats:
             path = Path(d) / FILE_NAMES[kind]
             WRITERS[kind](path, max(1, int(args.mb * 1e6 / PER_REQUEST[kind])))
             mb = path.stat().st_size / 1e6
             for i, (name, src) in enumerate(srcs):
-                wall, peak = measure(kind, path, Path(src), Path(d) / f"res-{kind}-{i}")
-                print(f"| {kind} | {mb:.0f} | {name} | {peak:.0f} | {wall:.1f} |", flush=True)
+                wall, read, copy, peak = measure(kind, path, Path(src), Path(d) / f"res-{kind}-{i}")
+                print(
+                    f"| {kind} | {mb:.0f} | {name} | {peak:.0f} | {wall:.1f} | {read:.1f} | {copy:.1f} |",
+                    flush=True,
+                )
             path.unlink()
 
 
