@@ -63,9 +63,11 @@ from specsweep.importers import IMPORTERS, ImportOptions, run_import
 from specsweep.importers.reader import read_objects
 from specsweep.redact_copy import copy_scrubbed
 kind, path, out = sys.argv[1:4]
+def read_all():  # the reading alone, as the import's first pass does it (nothing kept after it)
+    for loc in read_objects(Path(path)):
+        IMPORTERS[kind].to_rows(loc.obj, path, loc.line)
 t = time.perf_counter()
-for loc in read_objects(Path(path)):  # the reading alone, as the import's first pass does it
-    IMPORTERS[kind].to_rows(loc.obj, path, loc.line)
+read_all()
 read = time.perf_counter() - t
 with tempfile.NamedTemporaryFile() as tmp:
     t = time.perf_counter()
