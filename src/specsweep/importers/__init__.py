@@ -1,13 +1,15 @@
 """Importers: results of other benchmark clients -> run dirs (``source: "import"``).
 
 ``IMPORTERS`` maps a name to its module (``to_rows``, ``CLIENT``, ``CLIENT_EXTRA``, ``FILES``: the
-file names it reads in a folder); :func:`run_import` is the library call behind ``specsweep import``
+file names it reads in a folder, ``MAX_BYTES`` and ``TOO_BIG``: its bound on a file's size, and what
+to do with a larger one); :func:`run_import` is the library call behind ``specsweep import``
 (:func:`import_results` returns just the run dir). ``auto`` reads the producer from the keys of the
 first result (:func:`identity.producer`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
@@ -63,6 +65,30 @@ def _hidden(q: Path, root: Path) -> bool:
     return any(part.startswith(".") for part in q.relative_to(root).parts)
 
 
+def check_sizes(files: Sequence[Path], kind: str) -> None:
+    """Each file within its format's bound (``MAX_BYTES``; ``auto``: the largest), else one error
+    naming the file, its size, the bound and what to do (the module's ``TOO_BIG``)."""
+    mod = IMPORTERS.get(kind)
+    limit = mod.MAX_BYTES if mod else max(m.MAX_BYTES for m in IMPORTERS.values())
+    for path in files:
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            continue  # a missing file: the reader says so
+        if size > limit:
+            what = f"a result file of {mod.CLIENT}" if mod else "any result file"
+            hint = mod.TOO_BIG if mod else "split it into several files"
+            raise DataError(
+                f"{size:,} bytes ({_size(size)}), over the {_size(limit)} ({limit:,} bytes) read from "
+                f"{what}: {hint}",
+                file=str(path),
+            )
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**30:.3g} GiB" if n >= 2**30 else f"{n / 2**20:.3g} MiB"
+
+
 def detect(files: Sequence[Path]) -> str:
     """The producer of the first result object of the first file (``import auto``)."""
     for path in files:
@@ -90,10 +116,12 @@ def run_import(
     if not files:
         raise UsageError("no files to import")
     paths = expand(kind, files)
+    check_sizes(paths, kind)
     if kind == "auto":
         kind = detect(paths)
         if any(Path(f).is_dir() for f in files):
             paths = expand(kind, files)
+        check_sizes(paths, kind)
     mod = IMPORTERS[kind]
     return write_import(
         results_dir, kind, mod.CLIENT, mod.to_rows, paths, opts, extra_client=mod.CLIENT_EXTRA

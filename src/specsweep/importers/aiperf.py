@@ -18,11 +18,13 @@ from __future__ import annotations
 from typing import Any
 
 from specsweep.importers.blocks import Where, dig, read_blocks
-from specsweep.importers.common import normalise
+from specsweep.importers.common import SUMMARY_MAX, normalise
 
 CLIENT = "aiperf"
 CLIENT_EXTRA: dict[str, Any] = {}
 FILES = ("profile_export_aiperf.json",)
+MAX_BYTES = SUMMARY_MAX
+TOO_BIG = "import the summary profile_export_aiperf.json, not the per-record profile_export.jsonl"
 
 LATENCIES = {
     "time_to_first_token": "ttft", "ttft": "ttft", "inter_token_latency": "tpot",

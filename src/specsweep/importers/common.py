@@ -20,6 +20,12 @@ from specsweep.errors import DataError, UsageError
 
 PENDING_MANIFEST = ".manifest.json.pending"
 
+# The most bytes of one result file, by format. Files with per-request detail (vLLM, sglang,
+# GuideLLM) are streamed (reader.py: memory flat), so their bound is on time; a summary file
+# (AIPerf, genai-perf, LLMPerf) is a few KB, so one over 64 MiB is another file given by mistake.
+DETAILED_MAX = 2 * 2**30
+SUMMARY_MAX = 64 * 2**20
+
 # Aliases: vLLM / older sglang key -> our (sglang) key.
 ALIASES: dict[str, str] = {
     "total_token_throughput": "total_throughput",

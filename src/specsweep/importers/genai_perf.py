@@ -14,11 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 from specsweep.importers.blocks import Where, dig, read_blocks
-from specsweep.importers.common import normalise
+from specsweep.importers.common import SUMMARY_MAX, normalise
 
 CLIENT = "genai-perf"
 CLIENT_EXTRA: dict[str, Any] = {}
 FILES = ("*_genai_perf.json",)
+MAX_BYTES = SUMMARY_MAX
+TOO_BIG = "import the summary profile_export_genai_perf.json, not the per-request profile_export.json"
 
 LATENCIES = {"time_to_first_token": "ttft", "inter_token_latency": "tpot", "request_latency": "e2e_latency"}
 SCALARS = {

@@ -19,11 +19,13 @@ import json
 from typing import Any
 
 from specsweep.importers.blocks import Where, dig, latency_block
-from specsweep.importers.common import normalise
+from specsweep.importers.common import DETAILED_MAX, normalise
 
 CLIENT = "guidellm"
 CLIENT_EXTRA: dict[str, Any] = {}
 FILES = ("*benchmarks*.json",)
+MAX_BYTES = DETAILED_MAX
+TOO_BIG = "save fewer request records (`--output-sampling N`), or one file per benchmark"
 
 LATENCIES = {
     "time_to_first_token_ms": ("ttft", 1.0), "inter_token_latency_ms": ("tpot", 1.0),

@@ -15,11 +15,13 @@ from __future__ import annotations
 from typing import Any
 
 from specsweep.importers.blocks import Where
-from specsweep.importers.common import normalise
+from specsweep.importers.common import SUMMARY_MAX, normalise
 
 CLIENT = "llmperf"
 CLIENT_EXTRA: dict[str, Any] = {}
 FILES = ("*_summary.json",)
+MAX_BYTES = SUMMARY_MAX
+TOO_BIG = "import the *_summary.json file, not the *_individual_responses.json"
 
 LATENCIES = {"ttft_s": "ttft", "end_to_end_latency_s": "e2e_latency"}
 STATS = {"mean": "mean", "quantiles_p50": "median", "quantiles_p90": "p90", "quantiles_p95": "p95",

@@ -9,6 +9,11 @@ Two shapes, told apart by the first non-empty line:
   ``summary.json`` list): the first line is not complete on its own. The document is parsed whole;
   a list's items are located by their real line, so errors say "item 3 (line 120)".
 
+A document or line over :data:`STREAM_AT` (per-request detail: vLLM's ``--save-detailed``, sglang's
+``--output-details``, GuideLLM's request records) is streamed instead (:mod:`stream`): memory is one
+result without the detail the importers do not use, whatever the file's size. Either way every
+result comes without that detail (:mod:`detail`), so it has one content hash however it was read.
+
 Errors name the real place: a truncated document or line is :data:`TRUNCATED` at its last line, not "syntax error on line 1"; nesting too deep for the parser is one clear error, not a
 RecursionError. Python's ``Infinity``/``NaN`` literals are accepted (sglang writes them).
 """
@@ -16,17 +21,20 @@ RecursionError. Python's ``Infinity``/``NaN`` literals are accepted (sglang writ
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
 from specsweep.errors import DataError
+from specsweep.importers import detail, stream
 from specsweep.inputs import open_regular
 
 _DECODER = json.JSONDecoder()
+STREAM_AT = 8 * 2**20  # a document or line larger than this is streamed, not parsed whole
 TRUNCATED = "the JSON ends before it is complete (truncated?)"  # one message in every importer
 _WS = " \t\r\n"
 
@@ -65,7 +73,8 @@ def _deep(path: Path, line: int) -> DataError:
 
 
 def read_objects(path: Path) -> Iterator[Located]:
-    """Every JSON value of the file, in order (lists of a whole-document file as their items)."""
+    """Every JSON value of the file, in order (lists of a whole-document file as their items), each
+    without the per-request detail the importers do not use (:mod:`detail`)."""
     try:
         fh = open_regular(path)  # a FIFO or /dev/zero: refused at once, never read forever
     except OSError as e:
@@ -73,25 +82,37 @@ def read_objects(path: Path) -> Iterator[Located]:
     with fh:
         lineno = 0
         first: bytes | None = None
-        for raw in fh:
+        while raw := fh.readline(STREAM_AT + 1):
             lineno += 1
-            if raw.strip():
-                first = raw
-                break
-        if first is None:
-            return
-        try:
-            value = _loads(first, path, lineno)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            value = _NOT_JSON
-        if value is _NOT_JSON:  # a multi-line document: parse it whole
-            fh.seek(0)
-            yield from _document(fh.read(), path)
-            return
-        yield from _values(value, lineno)
-        for raw in fh:
-            lineno += 1
+            if len(raw) > STREAM_AT:  # a line too long to hold whole: streamed
+                fh.seek(-len(raw), 1)
+                start = fh.tell()
+                try:
+                    yield from _streamed(fh, path, lineno, one_line=True)
+                except _CutShort:
+                    if first is not None:
+                        raise DataError(TRUNCATED, file=str(path), line=lineno) from None
+                    fh.seek(start)  # the first line of a multi-line document
+                    yield from _streamed(fh, path, lineno, one_line=False)
+                    return
+                first = first or b"{}"
+                continue
             if not raw.strip():
+                continue
+            if first is None:
+                first = raw
+                try:
+                    value = _loads(first, path, lineno)
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    value = _NOT_JSON
+                if value is _NOT_JSON:  # a multi-line document: parse it whole, or stream a large one
+                    fh.seek(0)
+                    if os.fstat(fh.fileno()).st_size > STREAM_AT:
+                        yield from _streamed(fh, path, lineno, one_line=False)
+                    else:
+                        yield from _document(fh.read(), path)
+                    return
+                yield from _values(value, lineno)
                 continue
             try:
                 value = _loads(raw, path, lineno)
@@ -102,15 +123,62 @@ def read_objects(path: Path) -> Iterator[Located]:
             yield from _values(value, lineno)
 
 
+class _CutShort(Exception):
+    """A streamed line ended before its value did."""
+
+
+def _streamed(fh: BinaryIO, path: Path, lineno: int, *, one_line: bool) -> Iterator[Located]:
+    """The value at ``fh``'s position (to the end of its line, or of the file), streamed without the
+    detail the importers do not use (:mod:`stream`); a list's items one by one. Errors name the line
+    of a line, the item of a list (the parser does not count a document's lines)."""
+    start = fh.tell()
+    top_list = _starts_list(fh)
+    given = 0
+    for literals in (False, True):  # Infinity / NaN: read again with them spelled as strings
+        fh.seek(start)
+        src = stream.Source(fh, one_line)
+        try:
+            for value, item in stream.values(stream.Literals(src) if literals else src, top_list, given):
+                given = item or given
+                yield Located(value, lineno, item)
+            return
+        except stream.Error as e:
+            where = f"{path} item {given + 1}" if top_list else str(path)
+            line = lineno if one_line else None
+            if stream.cut_short(e):
+                if one_line and not given:
+                    raise _CutShort from None
+                raise DataError(TRUNCATED, file=where, line=line) from None
+            msg = stream.message(e)
+            if not literals and msg.startswith("lexical error"):
+                continue
+            if "trailing garbage" in msg and not one_line:
+                raise DataError(
+                    "more text after the JSON document (expected one JSON object, or one object per line)",
+                    file=str(path),
+                ) from None
+            raise DataError(f"not valid JSON: {msg}", file=where, line=line) from None
+
+
+def _starts_list(fh: BinaryIO) -> bool:
+    """Whether the value at ``fh``'s position is a list (its first byte past whitespace is ``[``)."""
+    start = fh.tell()
+    head = b""
+    while not head and (piece := fh.read(1 << 16)):
+        head = piece.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")
+    fh.seek(start)
+    return head[:1] == b"["
+
+
 _NOT_JSON = object()
 
 
 def _values(value: Any, line: int) -> Iterator[Located]:
     if isinstance(value, list):
         for i, v in enumerate(value, 1):
-            yield Located(v, line, i)
+            yield Located(detail.prune(v), line, i)
     else:
-        yield Located(value, line)
+        yield Located(detail.prune(value), line)
 
 
 def _document(data: bytes, path: Path) -> Iterator[Located]:
@@ -137,7 +205,7 @@ def _document(data: bytes, path: Path) -> Iterator[Located]:
             file=str(path),
             line=line,
         )
-    yield Located(obj, text.count("\n", 0, start) + 1)
+    yield Located(detail.prune(obj), text.count("\n", 0, start) + 1)
 
 
 def _list_items(text: str, pos: int, path: Path) -> Iterator[Located]:
@@ -157,7 +225,7 @@ def _list_items(text: str, pos: int, path: Path) -> Iterator[Located]:
             raise _syntax(e, text, Path(f"{path} item {item}")) from e
         except RecursionError:
             raise _deep(Path(f"{path} item {item}"), line) from None
-        yield Located(obj, line, item)
+        yield Located(detail.prune(obj), line, item)
         while pos < n and text[pos] in _WS:
             pos += 1
         if pos < n and text[pos] == ",":

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from specsweep.importers.common import normalise
+from specsweep.importers.common import DETAILED_MAX, normalise
 
 CLIENT = "sglang.bench_serving"
 # sglang.bench_serving sends ignore_eos unless --disable-ignore-eos (which its results do not record)
 CLIENT_EXTRA: dict[str, Any] = {"ignore_eos": True}
 FILES = ("*.jsonl",)
+MAX_BYTES = DETAILED_MAX
+TOO_BIG = "split the JSON lines into several files (one result per line), or run without `--output-details`"
 
 
 def to_rows(obj: dict[str, Any], file: str, line: int) -> list[dict[str, Any]]:

@@ -20,15 +20,18 @@ from typing import Any
 
 import numpy as np
 
-from specsweep.importers.common import normalise
+from specsweep.importers.common import DETAILED_MAX, normalise
 
 CLIENT = "vllm bench serve"
 CLIENT_EXTRA: dict[str, Any] = {}
 FILES = ("*.json", "*.jsonl")
+MAX_BYTES = DETAILED_MAX
+TOO_BIG = "split it into one file per run (a `bench sweep` folder, or `--append-result` lines), or save without per-request detail (no `--save-detailed`)"
 
 
 def _e2e_from_lists(obj: dict[str, Any]) -> dict[str, float]:
-    """``{mean,median,std,p90,p95,p99}_e2e_latency_ms`` from ``ttfts`` + ``itls`` (seconds)."""
+    """``{mean,median,std,p90,p95,p99}_e2e_latency_ms`` from ``ttfts`` + ``itls`` (seconds; each
+    request's ``itls`` as the sum of its gaps, :func:`detail.gaps_sum`, as the reader gives it)."""
     ttfts, itls, errors = obj.get("ttfts"), obj.get("itls"), obj.get("errors")
     if not isinstance(ttfts, list) or not isinstance(itls, list) or len(ttfts) != len(itls) or not ttfts:
         return {}
@@ -41,11 +44,9 @@ def _e2e_from_lists(obj: dict[str, Any]) -> dict[str, float]:
     for t, gaps, good in zip(ttfts, itls, ok, strict=True):
         if not good:
             continue
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not isinstance(gaps, list):
-            return {}
-        if any(isinstance(g, bool) or not isinstance(g, (int, float)) for g in gaps):
-            return {}
-        lat.append(float(t) + float(sum(gaps)))
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not isinstance(gaps, float):
+            return {}  # gaps: the sum of the request's list as read (detail.gaps_sum), None if no list
+        lat.append(float(t) + gaps)
     if not lat:
         return {}
     a = np.asarray(lat) * 1000.0

@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from specsweep import SCHEMA_VERSION, __version__, redact
+from specsweep import SCHEMA_VERSION, __version__, inputs, redact
 from specsweep.errors import DataError, UsageError
 from specsweep.importers.common import ImportOptions
 from specsweep.importers.grouping import MAX_CONCURRENCY
@@ -76,8 +76,8 @@ def _earlier_imports(base: Path, label: str) -> tuple[dict[str, tuple[str, str]]
     if not base.is_dir():
         return files, records, first_dir
     for d in sorted(p for p in base.iterdir() if (p / MANIFEST).is_file()):
-        try:
-            m = json.loads((d / MANIFEST).read_bytes())
+        try:  # at most MAX_MANIFEST_BYTES: a planted sparse 1.5 GB manifest is not read whole
+            m = json.loads(inputs.read_bytes(d / MANIFEST, inputs.MAX_MANIFEST_BYTES))
         except (OSError, ValueError, RecursionError):
             continue  # not ours to judge here; `report` names a corrupt run dir
         if not isinstance(m, dict) or m.get("source") != "import":
