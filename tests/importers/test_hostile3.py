@@ -56,7 +56,7 @@ def test_a_contradicted_rate_is_flagged_through_import_and_report(
     assert not [w for w in rep["winners"] if w.get("winner") == "fast"]
     assert "fast" not in json.dumps(rep["recommendations"])
     (why,) = [a for a in rep["anomalies"] if a["kind"] == "invalid_run"]
-    assert "output_throughput 5e+08 contradicts" in why["evidence"]["args"]["reason"]
+    assert "output_throughput 5e+08 contradicts" in why["data"]["reason"]
     md = tmp_path / "r.md"
     assert main(["report", str(res), "--kind", "compare", "--format", "md", "-o", str(md)]) == 0
     text = md.read_text(encoding="utf-8")
@@ -367,3 +367,21 @@ def test_measured_lengths_keep_repeats_together(tmp_path: Path) -> None:
         ("in512-out130", 0),
         ("in512-out130", 1),
     ]
+
+
+def test_no_comparison_made_claims_no_detectable_difference(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every cell set aside (the liar's invalid): the next step said "cannot separate differences under
+    ~0%", a figure from no comparison."""
+    res = tmp_path / "res"
+    honest = jsonl(tmp_path / "base.jsonl", {**SG_2025, "tag": "chat"})
+    liar = jsonl(tmp_path / "fast.jsonl", LIAR)
+    assert main(["import", "sglang", str(honest), "--label", "base", "--method", "none", "-o", str(res)]) == 0
+    assert main(["import", "sglang", str(liar), "--label", "fast", "--method", "eagle", "-o", str(res)]) == 0
+    capsys.readouterr()
+    for lang in ("en", "zh"):
+        assert main(["report", str(res), "--kind", "compare", "--lang", lang]) == 0
+        out = capsys.readouterr().out
+        assert "~0%" not in out and "约 0%" not in out, out[-1500:]
+        assert "repeats: 2" in out

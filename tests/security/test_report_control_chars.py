@@ -14,7 +14,7 @@ from markdown_it import MarkdownIt
 
 from specsweep.cli import main
 
-from ..importers.realformats import SG_2025, jsonl
+from ..importers.realformats import SG_2025, consistent, jsonl
 
 TAG = "chat\x1b[31mred\x07bell\x00nul"
 LABELS = ["line\nbreak", "[click](http://evil.invalid)", "rtl\u202eexe.txt\u2066iso"]
@@ -24,7 +24,7 @@ LABELS = ["line\nbreak", "[click](http://evil.invalid)", "rtl\u202eexe.txt\u2066
 def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("hostile-report")
     for i, label in enumerate(LABELS):
-        src = jsonl(root / f"r{i}.jsonl", {**SG_2025, "tag": TAG, "output_throughput": 1000.0 + 100 * i})
+        src = jsonl(root / f"r{i}.jsonl", consistent(SG_2025, tag=TAG, total_throughput=5000.0 + 500 * i))
         argv = ["import", "sglang", str(src), "--label", label, "--method", f"m{i}", "-o", str(root / "res")]
         assert main(argv) == 0
     return root / "res"

@@ -176,7 +176,8 @@ def repeats_step(noise: core.Noise, detectable: float, comparisons: int, cells: 
     args: dict[str, Any] = {"floor": noise.floor, "detectable": detectable, "target": target, "m": m, "power": stats.DEFAULT_POWER,
             "quiet": QUIET_NOISE, "sigma": noise.sigma, "need_quiet": lo or stats_plan.MAX_RUNS,
             "need": hi or stats_plan.MAX_RUNS}  # fmt: skip
-    return V.Msg(key="next.repeats", args=args)
+    # no comparison was made (every cell set aside): no difference was there to resolve, so no "~0%"
+    return V.Msg(key="next.repeats" if detectable > 0 else "next.repeats_nothing_compared", args=args)
 
 
 def preflight_notes(t: core.Table) -> list[V.Msg]:

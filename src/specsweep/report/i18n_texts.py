@@ -322,6 +322,15 @@ _t(
     "{quiet:.0%} 时每个配置约需运行 {need_quiet} 次，噪声为 {sigma:.0%} 时约需 {need} 次。",
 )
 _t(
+    "next.repeats_nothing_compared",
+    "Measure each config's run-to-run noise: run every cell at least twice (repeats: 2); single runs rest on an "
+    "assumed noise. Deciding {target:.0%} with {power:.0%} probability in each comparison takes about "
+    "{need_quiet} runs per config at {quiet:.0%} noise and {need} at {sigma:.0%}.",
+    "请实测每个配置的运行间噪声：每个测试点至少运行 2 次（repeats: 2）；单次运行依赖假设噪声。要在每个比较中以 "
+    "{power:.0%} 的概率分辨 {target:.0%} 的差异，噪声为 {quiet:.0%} 时每个配置约需运行 {need_quiet} 次，"
+    "噪声为 {sigma:.0%} 时约需 {need} 次。",
+)
+_t(
     "next.lossless",
     "Check that {config} is lossless (k below the draft block).",
     "检查 {config} 是否无损（k 小于 draft block）。",
