@@ -190,7 +190,10 @@ def test_launch_levels_in_interleaved_rounds_are_not_taken_for_a_line() -> None:
         cfg, cel, y, lau = _grid(rng, 0.03, 0.02, launches=3, cells=18)
         rounds = [int(x[1:]) for x in lau]
         first = {0: "a", 1: "b", 2: "a"}  # the order alternates round by round
-        key = [r * 1000 + (0 if c == first[r] else 500) + i for i, (c, r) in enumerate(zip(cfg, rounds, strict=True))]
+        key = [
+            r * 1000 + (0 if c == first[r] else 500) + i
+            for i, (c, r) in enumerate(zip(cfg, rounds, strict=True))
+        ]
         pos = np.argsort(np.argsort(key)).astype(float)
         m = fit(cfg, cel, y, launches=lau, pos=pos, rounds=rounds, domain=["run"] * len(y),
                 block_domains=frozenset({"run"}))  # fmt: skip
