@@ -136,7 +136,8 @@ def runs_of(rng: np.random.Generator, sh: Shape, repeats: int, gap: float) -> li
     n = len(order)
     at = sh.step_at if sh.step_at >= 0 else rng.uniform(0.2, 0.8)
     levels: dict[tuple[str, int | str], float] = {}
-    rows, lines = [], {}
+    rows: list[dict[str, Any]] = []
+    lines: dict[str, int] = {}
     spec_of = dict(LABELS)
     for i, (label, r, d, (s, c)) in enumerate(order):
         launch: tuple[str, int | str] = (label, r) if sh.path == "native" and not sh.blocked else (label, d)
