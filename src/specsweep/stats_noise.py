@@ -36,6 +36,7 @@ from specsweep.stats_launch import (
     LaunchPrior,
     fit_launches,
     launch_share,
+    round_drift_p,
     session_columns,
     session_components,
 )
@@ -188,15 +189,8 @@ def _drift_columns(
     """The drift design: per domain its position (centred, in runs) and, for domains whose rounds are
     time blocks, one indicator per round after the first. Rows with an unknown position get 0. A
     domain with fewer than MIN_DRIFT_GROUPS groups with repeats (``repeated``) gets none: a handful
-    of repeats cannot tell a drift from noise, and would lose the degrees of freedom trying.
-
-    ``launched`` (the runs' launches are modelled): a domain whose rounds are time blocks gets its
-    round levels only, no line. There each round holds one launch per config, so beside the round
-    levels a line is measured only by where each config's launch sits inside its round, which is
-    exactly what the launch levels move: a line fitted there takes launch noise for drift (measured:
-    a line "found" in most grids with a 3% launch sd and 3 rounds, its launch noise then fitted at 4x
-    the truth). The drift inside a round is then part of each launch's level, which the launch noise
-    measures."""
+    of repeats cannot tell a drift from noise, and would lose the degrees of freedom trying. ``launched``:
+    rounds get no line (beside them a line is measured by the launch levels: round_drift_p)."""
     cols: list[np.ndarray] = []
     names: list[tuple[str, str, int]] = []
     span: dict[str, float] = {}
@@ -356,12 +350,14 @@ def fit(
     outl = _outliers(e, g, ng, keys, cfg, out_cfg) if diagnostics else ()
     lf = None
     if launches is not None:
-        # the launch fit, on the values less the linear drift and the session offsets the means take
-        # out; not less the round levels: a round level is the mean of that round's launch levels,
-        # and taking it out would hide 1/K of the launch noise of K configs from the fit
+        # less the line and the sessions, not the rounds (a round's level hides 1/K of K launch levels)
         lmask = mask * np.array([0.0 if nm[1] == "round" else 1.0 for nm in names])
         adj = yv - (x @ (beta * lmask) if x.shape[1] else 0.0)
         lf = fit_launches(list(configs), list(cells), adj, list(launches), launch_prior)
+        if any(d.rounds and d.per_run == 0.0 for d in drift):  # rounds tested: launch noise within them
+            lw = fit_launches(list(configs), list(cells), yv - x @ (beta * mask), list(launches), launch_prior)  # fmt: skip
+            drift = tuple(replace(d, p=round_drift_p(d.domain, names, beta, v_beta, lw, cfg, dom, total_df - rank))
+                          if d.rounds and d.per_run == 0.0 else d for d in drift)  # fmt: skip
     drift = tuple(d for d in drift if not d.refused)
     fitted = []
     for j, nm in enumerate(names):
