@@ -36,6 +36,7 @@ from specsweep.stats_launch import (
     LaunchPrior,
     fit_launches,
     launch_share,
+    round_drift_p,
     session_columns,
     session_components,
 )
@@ -183,11 +184,13 @@ def _drift_columns(
     block_domains: frozenset[str],
     repeated: np.ndarray,
     g: np.ndarray,
+    launched: bool = False,
 ) -> tuple[np.ndarray, list[tuple[str, str, int]], dict[str, float]]:
     """The drift design: per domain its position (centred, in runs) and, for domains whose rounds are
     time blocks, one indicator per round after the first. Rows with an unknown position get 0. A
     domain with fewer than MIN_DRIFT_GROUPS groups with repeats (``repeated``) gets none: a handful
-    of repeats cannot tell a drift from noise, and would lose the degrees of freedom trying."""
+    of repeats cannot tell a drift from noise, and would lose the degrees of freedom trying. ``launched``:
+    rounds get no line (beside them a line is measured by the launch levels: round_drift_p)."""
     cols: list[np.ndarray] = []
     names: list[tuple[str, str, int]] = []
     span: dict[str, float] = {}
@@ -198,9 +201,9 @@ def _drift_columns(
         span[d] = float(np.ptp(pos[m]) + 1.0)
         if len(set(g[m & repeated].tolist())) < MIN_DRIFT_GROUPS:
             continue
-        p = np.where(m, pos - pos[m].mean(), 0.0)
-        cols.append(p)
-        names.append((d, "linear", 0))
+        if not (launched and d in block_domains and len(set(rounds[m].tolist())) > 1):
+            cols.append(np.where(m, pos - pos[m].mean(), 0.0))
+            names.append((d, "linear", 0))
         if d in block_domains:
             for r in sorted(set(rounds[m].tolist()))[1:]:
                 cols.append(((domain == d) & (rounds == r)).astype(float))
@@ -258,7 +261,7 @@ def fit(
     posv = np.full(n, np.nan) if pos is None else np.asarray(pos, dtype=float)
     dom = np.asarray(list(domain) if domain is not None else [""] * n, dtype=object)
     rnd = np.zeros(n, dtype=int) if rounds is None else np.asarray(rounds, dtype=int)
-    x, names, span = _drift_columns(posv, dom, rnd, block_domains, ng[g] >= 2, g)
+    x, names, span = _drift_columns(posv, dom, rnd, block_domains, ng[g] >= 2, g, launches is not None)
     ses = np.asarray(list(sessions) if sessions is not None else [""] * n, dtype=object)
     links = session_components(ses, g)
     x, names = session_columns(x, names, ses)
@@ -347,12 +350,14 @@ def fit(
     outl = _outliers(e, g, ng, keys, cfg, out_cfg) if diagnostics else ()
     lf = None
     if launches is not None:
-        # the launch fit, on the values less the linear drift and the session offsets the means take
-        # out; not less the round levels: a round level is the mean of that round's launch levels,
-        # and taking it out would hide 1/K of the launch noise of K configs from the fit
+        # less the line and the sessions, not the rounds (a round's level hides 1/K of K launch levels)
         lmask = mask * np.array([0.0 if nm[1] == "round" else 1.0 for nm in names])
         adj = yv - (x @ (beta * lmask) if x.shape[1] else 0.0)
         lf = fit_launches(list(configs), list(cells), adj, list(launches), launch_prior)
+        if any(d.rounds and d.per_run == 0.0 for d in drift):  # rounds tested: launch noise within them
+            lw = fit_launches(list(configs), list(cells), yv - x @ (beta * mask), list(launches), launch_prior)  # fmt: skip
+            drift = tuple(replace(d, p=round_drift_p(d.domain, names, beta, v_beta, lw, cfg, dom, total_df - rank))
+                          if d.rounds and d.per_run == 0.0 else d for d in drift)  # fmt: skip
     drift = tuple(d for d in drift if not d.refused)
     fitted = []
     for j, nm in enumerate(names):

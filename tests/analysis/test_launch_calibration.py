@@ -1,0 +1,45 @@
+"""A reduced run of benchmarks/launch_calibration.py (issue 35): grids as `specsweep run` and
+`specsweep import` leave them, through the report's own functions. The control row's and a
+launch-level row's A/A rate stay near their level (generous bounds: a few dozen grids), power at a
+true 10% gap holds with plain noise, and imported files of two configs are marked unanchored."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+pytestmark = pytest.mark.slow  # ~5-10 s: 60 grids through the report's verdicts
+
+
+@pytest.fixture(scope="module")
+def calib() -> ModuleType:
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "launch_calibration.py"
+    spec = importlib.util.spec_from_file_location("launch_calibration", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _shape(calib: ModuleType, name: str, path: str = "native") -> object:
+    return next(s for s in calib.shapes() if s.name.startswith(name) and s.path == path)
+
+
+def test_control_and_launch_levels_keep_their_level(calib: ModuleType) -> None:
+    which = [_shape(calib, "plain noise"), _shape(calib, "each launch its own level, sd 3%")]
+    control, launch = calib.run(24, 1, 3, 1, which=which, repeats=(3,))
+    assert control.aa_grids == 24 and control.any_winner <= 0.25, control
+    assert control.power[0.10] >= 0.7, control.power  # one grid of 18 cells at a true 10% gap
+    assert launch.any_winner <= 0.3, launch
+    assert launch.cover >= 0.75, launch
+
+
+def test_imported_files_of_two_configs_are_unanchored(calib: ModuleType) -> None:
+    (row,) = calib.run(6, 1, 4, 1, which=[_shape(calib, "host 5% slower", "imported")], repeats=(3,))
+    assert row.unanchored == 1.0 and row.below == 0, row
+    assert "yes (unanchored)" in calib.markdown([row], "cmd")
