@@ -7,7 +7,7 @@ against the same grid with `repeats: 3` (issue 25, "How it is shown").
 - **Launch cost:** 300 s per server launch (rows at 60 s and 900 s).
 - **Noise:** log-normal at 3%, 5%, 10% per run; Student t (3 df) tails; a slow drift of 5% over the
   time the baseline takes (both the design and the baseline drift by the clock).
-- **The design:** specsweep.adaptive.schedule (the code `run --adaptive` calls), with the default
+- **The design:** specsweep.design.schedule (the code `run --adaptive` calls), with the default
   settings (margin 5%, max_repeats 4, budget 75% of the baseline) and each config's method as its BH
   family (DesignSettings.families, as the orchestrator fills it), round after round in virtual time.
 - **The baseline:** 3 interleaved rounds (a launch per config per round, as specsweep runs
@@ -47,12 +47,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # a sibling helper, also when loaded by path
 from doc_section import emit
-from specsweep import stats
-from specsweep.adaptive import race
-from specsweep.adaptive.schedule import step
-from specsweep.adaptive.types import DesignSettings, DesignState, Observation, Point
-from specsweep.stats_compare import compare
-from specsweep.stats_noise import fit
+from specsweep.design import race
+from specsweep.design.schedule import step
+from specsweep.design.types import DesignState, Observation, Point
+from specsweep.experiment.adaptive import DesignSettings
+from specsweep.stats import basic as stats
+from specsweep.stats.compare import compare
+from specsweep.stats.noise import fit
 from specsweep.workload.scenarios import default_num_prompts
 
 LABELS = ("DSpark(st=3)", "DSpark(st=5)", "EAGLE")

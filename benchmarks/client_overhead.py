@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from specsweep import kstamp
-from specsweep.bench import BenchConfig
+from specsweep.client import kstamp
+from specsweep.client.bench import BenchConfig
 from specsweep.client.runner import run_bench_async
 from specsweep.workload.scenarios import Scenario
 

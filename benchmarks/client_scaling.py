@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from specsweep.bench import BenchConfig, BenchOutcome
+from specsweep.client.bench import BenchConfig, BenchOutcome
 from specsweep.client.multiworker import run_multiworker_async
 from specsweep.client.runner import run_bench_async
 from specsweep.workload.scenarios import Scenario

@@ -164,7 +164,7 @@ def engines_env() -> dict[str, str]:
 @contextlib.contextmanager
 def llamacpp_server(log: Path) -> Iterator[Server]:
     """llama-server on the tiny cycling model with n-gram speculation (docs/engines.md flags)."""
-    from specsweep.config import ServerConfig, ServerSpec
+    from specsweep.experiment.config import ServerConfig, ServerSpec
     from specsweep.servers.process import ManagedServer
 
     env = engines_env()

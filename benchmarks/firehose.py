@@ -17,7 +17,7 @@ import time
 
 import orjson
 
-from specsweep import kstamp
+from specsweep.client import kstamp
 
 _HEAD = (
     b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"

@@ -27,9 +27,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from specsweep.config import plan_experiment
 from specsweep.errors import SpecsweepError
-from specsweep.loader import load_experiment, parse_experiment
+from specsweep.experiment.config import plan_experiment
+from specsweep.experiment.loader import load_experiment, parse_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENT = "name: e\nservers: [{name: s, kind: sim, profile: toy}]\nworkloads: [{scenarios: [chat_short], concurrency: [1]}]\n"
@@ -70,8 +70,8 @@ def sse_event(size: int) -> str:
 
 
 def claimed_tokens(n: int) -> str:
-    from specsweep.metrics import compute_metrics
-    from specsweep.records import RequestRecord
+    from specsweep.measure.metrics import compute_metrics
+    from specsweep.measure.records import RequestRecord
 
     r = RequestRecord(index=0, is_warmup=False, worker=0, prompt_len=4, output_len=n, scheduled_ns=0,
                       send_ns=1, chunk_ns=[10, 20_000_000], chunk_tokens=[1, n], end_ns=20_000_000,

@@ -61,7 +61,7 @@ import re, sys, tempfile, time
 from pathlib import Path
 from specsweep.importers import IMPORTERS, ImportOptions, run_import
 from specsweep.importers.reader import read_objects
-from specsweep.redact_copy import copy_scrubbed
+from specsweep.store.redact_copy import copy_scrubbed
 kind, path, out = sys.argv[1:4]
 def read_all():  # the reading alone, as the import's first pass does it (nothing kept after it)
     for loc in read_objects(Path(path)):

@@ -50,12 +50,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # a sibling helper, also when loaded by path
 from doc_section import emit
-from specsweep import launch_noise
 from specsweep.analysis.core import PRIMARY, build_sweep, measure_noise
 from specsweep.analysis.data import CellData, ConfigMeta, Dataset
 from specsweep.analysis.recommend import decide_group
 from specsweep.analysis.verdicts import report_verdicts
-from specsweep.store import RunDir
+from specsweep.store import launch_noise
+from specsweep.store.run_dir import RunDir
 
 LEVEL = 0.05
 RUN_NOISE = 0.02

@@ -35,8 +35,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from specsweep import steady  # noqa: E402
 from specsweep.analysis.data import load  # noqa: E402
+from specsweep.measure import steady  # noqa: E402
 from specsweep.report.build import build_view  # noqa: E402
 from specsweep.sim.predict import predict_repeated  # noqa: E402
 from specsweep.sim.profile import load_profile  # noqa: E402

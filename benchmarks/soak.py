@@ -40,7 +40,7 @@ import numpy as np
 import orjson
 import yaml
 
-from specsweep.store import RunDir
+from specsweep.store.run_dir import RunDir
 
 TAG_VAR = "SPECSWEEP_SOAK_TAG"
 FAULTS = [
@@ -278,11 +278,11 @@ def memory_mode(n_cells: int, results_dir: str | None, out: str | None) -> int:
     import asyncio
     import gc
 
-    from specsweep.bench import BenchConfig, BenchOutcome
-    from specsweep.config import plan_experiment
-    from specsweep.loader import parse_experiment
+    from specsweep.client.bench import BenchConfig, BenchOutcome
+    from specsweep.experiment.config import plan_experiment
+    from specsweep.experiment.loader import parse_experiment
+    from specsweep.measure.records import RequestRecord
     from specsweep.orchestrate import create_run_dir, execute
-    from specsweep.records import RequestRecord
 
     row = orjson.dumps(_soak_like_row())
     conc = list(range(1, n_cells // 2 + 1))

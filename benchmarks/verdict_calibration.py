@@ -2,9 +2,9 @@
 and whether its intervals cover, under log-normal noise and under the noise real hosts have.
 
 Every simulated grid goes through the functions `specsweep report` uses: the noise model
-(specsweep.stats_noise.fit: each config's own pooled noise, drift in run order), the pair test
-(specsweep.stats_compare.compare), Benjamini-Hochberg (specsweep.stats.adjust) and the
-recommendation's gain interval (specsweep.stats_plan.gain_interval). A grid is 18 cells x 2 configs,
+(specsweep.stats.noise.fit: each config's own pooled noise, drift in run order), the pair test
+(specsweep.stats.compare.compare), Benjamini-Hochberg (specsweep.stats.basic.adjust) and the
+recommendation's gain interval (specsweep.stats.planning.gain_interval). A grid is 18 cells x 2 configs,
 runs ``true * exp(noise)``; "noise" is one run's run-to-run sd of the log value (its coefficient of
 variation). A/A: the configs are equal, every winner is false. +15%: config a is 15% better in
 every cell (throughput x1.15, latency /1.15).
@@ -40,11 +40,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # a sibling helper, also when loaded by path
 from doc_section import emit
-from specsweep import stats
 from specsweep.analysis.requests import log_se_of_mean
-from specsweep.stats_compare import PairTest, compare
-from specsweep.stats_noise import fit
-from specsweep.stats_plan import gain_interval
+from specsweep.stats import basic as stats
+from specsweep.stats.compare import PairTest, compare
+from specsweep.stats.noise import fit
+from specsweep.stats.planning import gain_interval
 
 LEVEL = stats.DEFAULT_LEVEL
 ASSUMED = stats.DEFAULT_RUN_NOISE

@@ -409,8 +409,8 @@ def per_chunk(tcpdump: str, url: str, host: str, c: int, n: int, chunks: int, tm
     each chunk's text carries the server's write time (firehose), which finds the same chunk's first
     packet on the wire; a chunk is *beyond its bound* when its stamp is more than 1 ms after that
     packet's capture stamp plus the chunk's own stamp bound. One markdown row."""
-    from specsweep import kstamp
-    from specsweep.bench_types import BenchConfig
+    from specsweep.client import kstamp
+    from specsweep.client.bench_types import BenchConfig
     from specsweep.client.runner import run_bench_async
     from specsweep.workload.scenarios import Scenario
 

@@ -11,9 +11,16 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from specsweep.config import plan_experiment
-from specsweep.loader import load_experiment, parse_experiment
-from specsweep.progress import Eta, LiveObserver, QuietObserver, cell_guess_s, estimate_plan, startup_guess_s
+from specsweep.commands.progress import (
+    Eta,
+    LiveObserver,
+    QuietObserver,
+    cell_guess_s,
+    estimate_plan,
+    startup_guess_s,
+)
+from specsweep.experiment.config import plan_experiment
+from specsweep.experiment.loader import load_experiment, parse_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "llamacpp-cpu.yaml"
@@ -162,7 +169,7 @@ def test_quiet_lines_carry_the_eta(caplog: pytest.LogCaptureFixture) -> None:
 
 
 def test_bench_progress_line() -> None:
-    from specsweep.progress import BenchProgress
+    from specsweep.commands.progress import BenchProgress
 
     con = Console(width=80, file=io.StringIO(), force_terminal=True)
     with BenchProgress(8, "bench [tiny] c=2", console=con) as bp:  # markup in a name is text

@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # what ends a command the way Ctrl-C does, and is ignored once it ends on one (SIGHUP: a closed
-# terminal or SSH session; ``orchestrate.signals``)
+# terminal or SSH session; ``executors.signals``)
 _STOPS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _interrupted() -> int:
     # ending on an interrupt: a further Ctrl-C or SIGTERM cannot turn exit 130 into death by the
-    # signal (orchestrate.signals.stopping, not imported here: the package is slow to import)
+    # signal (executors.signals.stopping, not imported here: the package is slow to import)
     _ignore_stops()
     with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
         sys.stderr.write("specsweep: interrupted\n")
@@ -101,7 +101,9 @@ def _main(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
     try:
         return int(args.func(args) or 0)
     except SpecsweepError as e:
-        from specsweep.terminal import plain  # every known secret scrubbed, control characters escaped
+        from specsweep.console.terminal import (
+            plain,  # every known secret scrubbed, control characters escaped
+        )
 
         sys.stderr.write(f"specsweep: error: {plain(e)}\n")
         return e.exit_code

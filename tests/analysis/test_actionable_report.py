@@ -14,7 +14,7 @@ import pytest
 from test_analysis import K3, K5, make_run, row
 
 from specsweep.report import build_view, render
-from specsweep.report.view import ReportView
+from specsweep.report.build.view import ReportView
 
 EAGLE = ("EAGLE", "eagle", {"num_steps": 3})
 SERVERS = {

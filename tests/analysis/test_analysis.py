@@ -15,12 +15,12 @@ from scipy import stats as scipy_stats
 from specsweep.analysis import recommend
 from specsweep.analysis.recommend import engine_flags
 from specsweep.errors import UsageError
-from specsweep.records import RequestRecord
+from specsweep.measure.records import RequestRecord
 from specsweep.report import build_view, render
-from specsweep.report.view import Divergence, LosslessView
-from specsweep.report.view import ReportView as ReportViewT
-from specsweep.stats_launch import DEFAULT_LAUNCH_NOISE
-from specsweep.store import RunDir
+from specsweep.report.build.view import Divergence, LosslessView
+from specsweep.report.build.view import ReportView as ReportViewT
+from specsweep.stats.launch import DEFAULT_LAUNCH_NOISE
+from specsweep.store.run_dir import RunDir
 
 BASE = {"duration": 10.0, "completed": 100, "failed": 0, "mean_e2e_latency_ms": 1000.0, "mean_ttft_ms": 100.0,
         "mean_tpot_ms": 10.0, "p99_e2e_latency_ms": 2000.0}  # fmt: skip
@@ -228,7 +228,7 @@ def test_engine_flags_only_for_the_engine_that_ran_and_only_measured_values() ->
 
 
 def test_json_roundtrip(tmp_path: Path) -> None:
-    from specsweep.report.view import ReportView
+    from specsweep.report.build.view import ReportView
 
     make_run(tmp_path, "x", [row(*K3, "s", 8, 1000), row(*K5, "s", 8, 900)])
     v = build_view([tmp_path], "sweep", now="2026-01-01T00:00:00Z")
@@ -342,7 +342,7 @@ def test_two_repeats_use_welch_t_on_logs(tmp_path: Path) -> None:
     assert ver.basis == "repeats" and ver.method == "welch_t" and (ver.n_a, ver.n_b) == (2, 2)
     # recomputed here: Welch's t on log values, two runs a side (Welch-Satterthwaite df), 95% interval;
     # each config ran in one launch (no run order recorded), so each side also carries the assumed
-    # launch noise (stats_launch.DEFAULT_LAUNCH_NOISE, known: no df of its own)
+    # launch noise (stats.launch.DEFAULT_LAUNCH_NOISE, known: no df of its own)
     la, lb = np.log([1000, 1060]), np.log([1040, 1100])
     qa, qb = la.var(ddof=1) / 2, lb.var(ddof=1) / 2
     lv = 2 * DEFAULT_LAUNCH_NOISE**2

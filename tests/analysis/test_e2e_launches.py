@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from specsweep.cli import main
-from specsweep.store import RunDir
+from specsweep.store.run_dir import RunDir
 
 pytestmark = pytest.mark.slow
 

@@ -13,9 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
-from specsweep import stats, stats_plan
-from specsweep.stats_compare import compare
-from specsweep.stats_noise import fit, kurtosis_factor
+from specsweep.stats import basic as stats
+from specsweep.stats import planning as stats_plan
+from specsweep.stats.compare import compare
+from specsweep.stats.noise import fit, kurtosis_factor
 
 
 def _fit(groups: dict[tuple[str, str], list[float]], **kw: object):  # type: ignore[no-untyped-def]
@@ -198,7 +199,7 @@ def test_comparisons_are_antisymmetric(vals: list[float], shift: float) -> None:
 def test_heavy_tails_give_the_reference_t_heavier_tails() -> None:
     """A mean of n runs whose noise has excess kurtosis k has k / n; a t with v df has 6 / (v - 4):
     two means of 3 runs of a noise with kurtosis 6 (equal variances) match a t with 10 df."""
-    from specsweep.stats_compare import tail_df
+    from specsweep.stats.compare import tail_df
 
     assert tail_df(6.0, [(1.0, 3), (1.0, 3)]) == pytest.approx(10.0)
     assert tail_df(6.0, [(1.0, 1), (1.0, 1)]) == pytest.approx(6.0)  # single runs: k / 2 = 3

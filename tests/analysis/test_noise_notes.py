@@ -37,7 +37,7 @@ def _grid(
 
 
 def test_a_drift_in_interleaved_rounds_is_named_and_taken_out(tmp_path: Path) -> None:
-    # 5 rounds: with 3, round levels are told from the launches' own levels on 2 df only (stats_launch.round_drift_p)
+    # 5 rounds: with 3, round levels are told from the launches' own levels on 2 df only (stats.launch.round_drift_p)
     make_run(tmp_path, "x", _grid(np.random.default_rng(0), 0.06, "interleaved", rounds=5),
              {"run_order": {"kind": "interleaved", "rounds": []}})  # fmt: skip
     v = build_view([tmp_path], "sweep")

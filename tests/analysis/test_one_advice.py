@@ -19,7 +19,7 @@ from specsweep.analysis import anomalies, core, verdicts
 from specsweep.analysis.data import load
 from specsweep.cli import build_parser
 from specsweep.report import build_view, render
-from specsweep.report.view import ReportView
+from specsweep.report.build.view import ReportView
 
 EAGLE = ("EAGLE", "eagle", {"num_steps": 3})
 GRID = {"chat_short": (1, 16, 64), "rag_medium": (1, 8, 32), "stress_standard": (64, 96, 128)}

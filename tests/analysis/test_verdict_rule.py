@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from test_analysis import K3, K5, make_run, row
 
-from specsweep import stats
 from specsweep.report import build_view
+from specsweep.stats import basic as stats
 
 LEVEL = stats.DEFAULT_LEVEL
 

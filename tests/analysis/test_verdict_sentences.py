@@ -16,7 +16,7 @@ import pytest
 from test_analysis import make_run, row
 
 from specsweep.report import build_view, render
-from specsweep.report.view import ReportView
+from specsweep.report.build.view import ReportView
 
 NAMES = ["Alpha", "Beta", "Gamma", "Delta"]
 

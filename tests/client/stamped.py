@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 
-from specsweep import kstamp
+from specsweep.client import kstamp
 
 
 def stamped_pair() -> tuple[socket.socket, kstamp.StampedSocket, socket.socket]:

@@ -18,7 +18,7 @@ import sys
 
 import orjson
 
-from specsweep.bench_types import BenchConfig
+from specsweep.client.bench_types import BenchConfig
 from specsweep.client.runner import run_bench_async
 from specsweep.workload.scenarios import Scenario
 

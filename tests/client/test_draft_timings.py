@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specsweep.acceptance import from_counters, from_requests
 from specsweep.client.dialects import ChunkError, StreamState, get_dialect
+from specsweep.measure.acceptance import from_counters, from_requests
 
 # the last two events of a real llama-server b1-0c1e570 stream (n-gram k=3, the tiny model), verbatim
 LAST = (

@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from specsweep.bench import BenchConfig
+from specsweep.client.bench import BenchConfig
 from specsweep.client.runner import run_bench_async
 from specsweep.workload.scenarios import Scenario
 

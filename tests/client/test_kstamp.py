@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from specsweep import kstamp
+from specsweep.client import kstamp
 
 from .stamped import stamped_pair
 

@@ -10,7 +10,7 @@ def test_client_modules_do_not_import_bench() -> None:
     code = (
         "import sys, specsweep.client.runner, specsweep.client.multiworker, specsweep.client.result, "
         "specsweep.client.selfcheck, specsweep.client.transport; "
-        "assert 'specsweep.bench' not in sys.modules, sorted(m for m in sys.modules if m.startswith('specsweep'))"
+        "assert 'specsweep.client.bench' not in sys.modules, sorted(m for m in sys.modules if m.startswith('specsweep'))"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr

@@ -15,8 +15,8 @@ import orjson
 import pytest
 from aiohttp import web
 
-from specsweep.bench_types import BenchConfig
 from specsweep.cli import main
+from specsweep.client.bench_types import BenchConfig
 from specsweep.client.runner import run_bench_async
 from specsweep.workload.scenarios import Scenario
 
@@ -138,7 +138,7 @@ def test_redirects_are_refused_unless_allowed(redirector: tuple[str, str], allow
 
 def test_progress_hook_counts_measured_requests_only() -> None:
     """`specsweep bench`'s live line advances once per measured request (warmup not counted)."""
-    from specsweep.bench import run_bench
+    from specsweep.client.bench import run_bench
 
     with ProcessServer(Script(ttft_s=0.002, gaps_s=[0.001] * 4)) as ps:
         cfg = BenchConfig(base_url=ps.url, scenario=SC, backend="vllm", model="m", num_prompts=5,

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import pytest
 
-from specsweep import kstamp
+from specsweep.client import kstamp
 
 from .stamped import stamped_pair
 

@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from specsweep.bench_types import BenchConfig
+from specsweep.client.bench_types import BenchConfig
 from specsweep.client.result import ServerSide, WorkerRun, build_outcome
 from specsweep.client.selfcheck import ClientLoad, judge, measuring, shared_stamp_fraction, stamp_damage
-from specsweep.records import RequestRecord
+from specsweep.measure.records import RequestRecord
 from specsweep.workload.scenarios import Scenario
 
 

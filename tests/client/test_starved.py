@@ -13,7 +13,7 @@ import time
 import orjson
 import pytest
 
-from specsweep import kstamp
+from specsweep.client import kstamp
 from specsweep.client.selfcheck import MAX_CPU_WAIT_P99_MS
 
 from .scripted_server import ProcessServer, Script

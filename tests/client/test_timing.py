@@ -9,10 +9,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from specsweep import kstamp
-from specsweep.bench import BenchConfig
+from specsweep.client import kstamp
+from specsweep.client.bench import BenchConfig
 from specsweep.client.runner import run_bench_async
-from specsweep.metrics import per_token_itl_ms
+from specsweep.measure.metrics import per_token_itl_ms
 from specsweep.workload.scenarios import Scenario
 
 from .scripted_server import ProcessServer, Script

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from specsweep.config import ServerConfig, ServerSpec
+from specsweep.experiment.config import ServerConfig, ServerSpec
 from specsweep.servers.process import ManagedServer
 
 SETUP_HINT = "run `bash scripts/setup_engines.sh` (see docs/engines.md)"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from specsweep.store import RunDir
+from specsweep.store.run_dir import RunDir
 from tests.engines.helpers import Engines
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,8 +80,8 @@ def test_domains_example_runs_lean(engines: Engines, tmp_path: Path) -> None:
 
 
 def test_domains_example_plans_three_domains_and_a_baseline(monkeypatch: pytest.MonkeyPatch) -> None:
-    from specsweep.loader import load_experiment
-    from specsweep.servers.argv import build_argv
+    from specsweep.experiment.argv import build_argv
+    from specsweep.experiment.loader import load_experiment
 
     for k in ("LLAMA_SERVER", "TINY_MODEL_GGUF", "TINY_MODEL_HF"):
         monkeypatch.setenv(k, f"/opt/x/{k.lower()}")
@@ -100,7 +100,7 @@ def test_mixed_cell_gets_acceptance_per_domain_from_llama_server(engines: Engine
     """One cell mixing two domains on a real llama-server with n-gram drafts, through a chat endpoint:
     each response's timings give each domain its own acceptance (the /metrics counters cannot be split
     by domain), and over the whole cell they agree with the counters' figure."""
-    from specsweep.acceptance import from_requests
+    from specsweep.measure.acceptance import from_requests
     from tests.engines.helpers import llamacpp_spec, running_server
 
     mix = tmp_path / "mix.jsonl"

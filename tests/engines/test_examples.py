@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from specsweep.loader import load_experiment
-from specsweep.servers.argv import build_argv
+from specsweep.experiment.argv import build_argv
+from specsweep.experiment.loader import load_experiment
 from tests.engines.helpers import Engines
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -21,8 +21,8 @@ from typing import Any
 
 import yaml
 
-from specsweep.records import ERROR_KINDS
-from specsweep.store import RunDir
+from specsweep.measure.records import ERROR_KINDS
+from specsweep.store.run_dir import RunDir
 
 STAGED = str(Path(__file__).with_name("staged_sim.py"))
 TAG_VAR = "SPECSWEEP_FAULT_TAG"

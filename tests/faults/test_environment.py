@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from specsweep.config import plan_experiment
-from specsweep.loader import parse_experiment
+from specsweep.experiment.config import plan_experiment
+from specsweep.experiment.loader import parse_experiment
 from specsweep.orchestrate import create_run_dir, execute
-from specsweep.store import RunDir
+from specsweep.store.run_dir import RunDir
 
 from .harness import check_invariants, experiment, resume, run, sim_server
 

@@ -1,6 +1,6 @@
 """A Ctrl-C (or SIGTERM) whose KeyboardInterrupt Python swallows still stops the grid: raised while a
 weakref callback runs, the exception is printed as "Exception ignored" and lost, and the run would
-go on; the signal is recorded, and the grid checks between cells (orchestrate.signals)."""
+go on; the signal is recorded, and the grid checks between cells (executors.signals)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from specsweep.orchestrate.signals import raise_if_interrupted, sigterm_as_interrupt
+from specsweep.executors.signals import raise_if_interrupted, sigterm_as_interrupt
 
 
 class _Obj:

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from specsweep.errors import ConfigError
-from specsweep.loader import load_experiment
+from specsweep.experiment.loader import load_experiment
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

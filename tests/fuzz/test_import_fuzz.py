@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from specsweep.errors import DataError
 from specsweep.importers import ImportOptions, import_results
 from specsweep.importers.common import LATENCY_KEYS
-from specsweep.store import RunDir
+from specsweep.store.run_dir import RunDir
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 N_JSON = 300

@@ -16,7 +16,7 @@ import pytest
 from specsweep.cli import main
 from specsweep.errors import DataError
 from specsweep.importers import ImportOptions, run_import
-from specsweep.store import find_run_dirs
+from specsweep.store.run_dir import find_run_dirs
 from tests.importers.realformats import SG_2025, consistent, document, jsonl
 
 FIX = Path(__file__).parent / "fixtures"

@@ -13,7 +13,7 @@ from specsweep.analysis.data import load
 from specsweep.cli import main
 from specsweep.errors import DataError, UsageError
 from specsweep.importers import ImportOptions, run_import
-from specsweep.store import find_run_dirs
+from specsweep.store.run_dir import find_run_dirs
 from tests.importers.realformats import (
     SG_2024,
     SG_2025,

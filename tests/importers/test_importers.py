@@ -12,7 +12,7 @@ from specsweep.analysis.data import load
 from specsweep.cli import main
 from specsweep.errors import DataError
 from specsweep.importers import ImportOptions, import_results
-from specsweep.store import find_run_dirs
+from specsweep.store.run_dir import find_run_dirs
 from tests.importers.realformats import consistent
 
 NEW = {

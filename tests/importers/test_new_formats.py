@@ -17,8 +17,8 @@ from specsweep.cli import main
 from specsweep.errors import DataError
 from specsweep.importers import ImportOptions, run_import
 from specsweep.report import build_view, render
-from specsweep.report.view import ReportView
-from specsweep.store import find_run_dirs
+from specsweep.report.build.view import ReportView
+from specsweep.store.run_dir import find_run_dirs
 
 FIX = Path(__file__).parent / "fixtures"
 

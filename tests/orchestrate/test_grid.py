@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from specsweep.bench import BenchConfig, BenchOutcome
-from specsweep.config import Plan, plan_experiment
+from specsweep.client.bench import BenchConfig, BenchOutcome
 from specsweep.errors import UsageError
-from specsweep.loader import parse_experiment
+from specsweep.experiment.config import Plan, plan_experiment
+from specsweep.experiment.loader import parse_experiment
+from specsweep.measure.records import RequestRecord
 from specsweep.orchestrate import create_run_dir, execute, load_run_plan, run_dir_lock
-from specsweep.records import RequestRecord
-from specsweep.store import RunDir, log_file_name
+from specsweep.store.run_dir import RunDir, log_file_name
 
 from .helpers import FAKE, descendants, fake_argv, pid_alive
 

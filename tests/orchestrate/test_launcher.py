@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from specsweep.config import ServerConfig, ServerSpec
 from specsweep.errors import ServerError
+from specsweep.experiment.config import ServerConfig, ServerSpec
 from specsweep.servers.process import ManagedServer, free_port
 
 from .helpers import fake_argv, pid_alive, wait_gone

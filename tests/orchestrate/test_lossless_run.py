@@ -11,9 +11,9 @@ import orjson
 import pytest
 import yaml
 
-from specsweep.config import plan_experiment
 from specsweep.errors import ConfigError
-from specsweep.loader import parse_experiment
+from specsweep.experiment.config import plan_experiment
+from specsweep.experiment.loader import parse_experiment
 
 pytestmark = pytest.mark.slow
 

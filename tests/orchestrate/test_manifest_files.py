@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from specsweep.fingerprint import FULL_HASH_BYTES, identity
-from specsweep.loader import load_experiment
+from specsweep.experiment.loader import load_experiment
 from specsweep.orchestrate import create_run_dir
+from specsweep.store.fingerprint import FULL_HASH_BYTES, identity
 
 
 def test_manifest_records_the_files_behind_the_variables(

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from specsweep.errors import ConfigError
-from specsweep.loader import load_experiment
+from specsweep.experiment.loader import load_experiment
 from specsweep.orchestrate import create_run_dir, load_run_plan
 
 
@@ -95,7 +95,7 @@ def test_a_var_value_in_a_label_resumes_and_redoes_nothing(
     """A ``${VAR}`` grid value ends up in labels and cell ids: stored as ``${VAR}``, yet resume
     matches the stored cells to the plan (nothing redone) and the records are found."""
     from specsweep.orchestrate import execute
-    from specsweep.store import RunDir
+    from specsweep.store.run_dir import RunDir
 
     from .helpers import fake_argv
     from .test_grid import StandIn

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from specsweep.bench import BenchConfig, BenchOutcome
+from specsweep.client.bench import BenchConfig, BenchOutcome
+from specsweep.measure.records import RequestRecord
 from specsweep.orchestrate import create_run_dir, execute
-from specsweep.records import RequestRecord
 
 from .helpers import fake_argv
 from .test_grid import make_plan

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from specsweep.config import plan_experiment
-from specsweep.loader import parse_experiment
+from specsweep.commands.progress import estimate_plan
+from specsweep.experiment.config import plan_experiment
+from specsweep.experiment.loader import parse_experiment
 from specsweep.orchestrate import preflight
-from specsweep.progress import estimate_plan
 
 from .helpers import fake_argv
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from specsweep.config import plan_experiment
-from specsweep.loader import parse_experiment
+from specsweep.experiment.config import plan_experiment
+from specsweep.experiment.loader import parse_experiment
 from specsweep.orchestrate import create_run_dir, execute
 from specsweep.preflight import Host
 from specsweep.preflight.checks import of_measurements

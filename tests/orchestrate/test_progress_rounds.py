@@ -11,13 +11,21 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from specsweep.adaptive.types import CellStatus, DesignSettings, DesignState
+from specsweep.commands.progress import (
+    Eta,
+    LiveObserver,
+    QuietObserver,
+    cell_guess_s,
+    estimate_plan,
+    startup_guess_s,
+)
 from specsweep.commands.run import print_plan
-from specsweep.estimate_design import estimate_design
+from specsweep.design.estimate import estimate_design
+from specsweep.design.types import CellStatus, DesignState
+from specsweep.experiment.adaptive import DesignSettings
 from specsweep.orchestrate.rounds import rounds
-from specsweep.progress import Eta, LiveObserver, QuietObserver, cell_guess_s, estimate_plan, startup_guess_s
+from tests.design.test_loop import P1, P2, design_plan
 
-from .test_adaptive_loop import P1, P2, design_plan
 from .test_run_order import grid_plan
 
 
@@ -108,11 +116,10 @@ def test_dry_run_prints_the_first_pass_and_the_worst_case(capsys: pytest.Capture
 def test_resumed_dry_run_says_what_is_stored_and_what_comes_next(
     tmp_path: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from specsweep.adaptive import observe
+    from specsweep.design import observe
+    from specsweep.design.loop import run_design
     from specsweep.orchestrate import create_run_dir
-    from specsweep.orchestrate.adaptive import run_design
-
-    from .design_fakes import RepeatRules, VirtualRunner
+    from tests.design.design_fakes import RepeatRules, VirtualRunner
 
     plan = design_plan()
     rd = create_run_dir(plan, tmp_path)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from specsweep.errors import EXIT_REPORT_FAILED
-from specsweep.loader import parse_experiment, plan_of
+from specsweep.experiment.loader import parse_experiment, plan_of
 from specsweep.orchestrate import ReportsFailed, create_run_dir, write_reports
 from tests.patched_run import run_patched
 
@@ -37,9 +37,9 @@ def test_broken_report_import_fails_the_report_phase(tmp_path: Path, monkeypatch
 SCRIPT = """
 import sys
 sys.modules["scipy"] = None
-from specsweep.bench_types import BenchOutcome
-from specsweep.orchestrate import job
-from specsweep.records import RequestRecord
+from specsweep.client.bench_types import BenchOutcome
+from specsweep.executors import job
+from specsweep.measure.records import RequestRecord
 
 def stand_in():
     async def bench(cfg):

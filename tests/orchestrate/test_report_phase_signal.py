@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from specsweep.store import RunDir
+from specsweep.store.run_dir import RunDir
 from tests.patched_run import run_patched
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]

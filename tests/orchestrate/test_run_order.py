@@ -9,14 +9,13 @@ from typing import Any, ClassVar
 
 import pytest
 
-from specsweep.adaptive.observe import settings_of
-from specsweep.config import Plan, plan_experiment
 from specsweep.errors import ConfigError
-from specsweep.loader import parse_experiment, with_design
+from specsweep.experiment.adaptive import settings_of
+from specsweep.experiment.config import Plan, plan_experiment
+from specsweep.experiment.loader import parse_experiment, with_design
 from specsweep.orchestrate import create_run_dir, execute, run
 from specsweep.orchestrate.rounds import alternating, rounds
-
-from .design_fakes import VirtualRunner
+from tests.design.design_fakes import VirtualRunner
 
 LABELS = ["A(st=3)", "A(st=5)", "B"]
 

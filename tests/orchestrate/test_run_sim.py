@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 import yaml
 
-from specsweep.config import plan_experiment
-from specsweep.loader import parse_experiment
+from specsweep.experiment.config import plan_experiment
+from specsweep.experiment.loader import parse_experiment
 from specsweep.orchestrate import create_run_dir, execute
-from specsweep.store import RunDir
+from specsweep.store.run_dir import RunDir
 
 from .helpers import pid_alive
 

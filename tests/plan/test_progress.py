@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from specsweep import tracking
+from specsweep.console import tracking
 from specsweep.plan.planner import make_plan, to_json
 from specsweep.plan.replay import validate_plan
 from specsweep.plan.traffic import parse_traffic

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from specsweep.errors import ConfigError
-from specsweep.loader import load_experiment
+from specsweep.experiment.loader import load_experiment
 from specsweep.plan.planner import make_plan
 from specsweep.plan.traffic import load_traffic
 from specsweep.sim.reference import write_results_dir

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from specsweep.config import Plan, plan_experiment
-from specsweep.loader import parse_experiment
+from specsweep.experiment.config import Plan, plan_experiment
+from specsweep.experiment.loader import parse_experiment
 from specsweep.preflight import Host
 
 DATA = Path(__file__).with_name("data")

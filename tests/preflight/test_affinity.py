@@ -141,9 +141,9 @@ def test_a_core_the_kernel_refuses_is_one_clear_launch_error(
     """A cgroup may hide cores the machine lists: pinning there fails at launch, naming the cores."""
     from pathlib import Path
 
-    from specsweep.config import expand_configs
     from specsweep.errors import ServerError
-    from specsweep.loader import parse_experiment
+    from specsweep.experiment.config import expand_configs
+    from specsweep.experiment.loader import parse_experiment
     from specsweep.servers.process import ManagedServer
 
     exp = parse_experiment({"name": "pin", "servers": [{**llama(threads=1, cpu_range="1000-1000"), "binary": sys.executable}],

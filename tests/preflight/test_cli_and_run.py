@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from specsweep.cli import main
+from specsweep.measure.records import RequestRecord
 from specsweep.preflight.warmup import first_requests_probe
-from specsweep.records import RequestRecord
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from specsweep.loader import load_experiment
+from specsweep.experiment.loader import load_experiment
 from specsweep.preflight import Host, run_checks
 from specsweep.preflight.model import fold
 

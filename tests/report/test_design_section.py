@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.orchestrate.design_fakes import RepeatRules, VirtualRunner
-from tests.orchestrate.test_adaptive_loop import P1, P2, design_plan
+from tests.design.design_fakes import RepeatRules, VirtualRunner
+from tests.design.test_loop import P1, P2, design_plan
 from tests.report.test_html_browser import browser  # noqa: F401 (the fixture)
 
-from specsweep.adaptive import observe
-from specsweep.adaptive.types import CellStatus, DesignState, PairStatus
+from specsweep.design import observe
+from specsweep.design.loop import run_design
+from specsweep.design.types import CellStatus, DesignState, PairStatus
 from specsweep.orchestrate import create_run_dir
-from specsweep.orchestrate.adaptive import run_design
 from specsweep.report import build_view, render
 
 A3, A5, B = "A(st=3)", "A(st=5)", "B"

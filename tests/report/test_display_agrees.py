@@ -13,7 +13,7 @@ import pytest
 
 from specsweep.cli import main
 from specsweep.report import build_view, render
-from specsweep.report.view import ReportView
+from specsweep.report.build.view import ReportView
 
 # total throughput per config and level: st=3 and st=4 within 0.5% (a tie under any noise rule),
 # st=5 far behind; only st=3 ran c=16

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from specsweep import stats
 from specsweep.analysis.core import Noise
 from specsweep.analysis.data import CellData, ConfigMeta, Dataset
-from specsweep.report.domains import build_domains
+from specsweep.report.build.domains import build_domains
+from specsweep.stats import basic as stats
 
 DOMAINS = [f"d{i:02d}" for i in range(12)]
 SIGMA = 0.03  # run-to-run noise (log sd) of every metric

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from specsweep.metrics_category import per_category
-from specsweep.records import RequestRecord
+from specsweep.measure.per_category import per_category
+from specsweep.measure.records import RequestRecord
 from specsweep.report import build_view, render
-from specsweep.store import RunDir
+from specsweep.store.run_dir import RunDir
 
 MS = 1_000_000
 

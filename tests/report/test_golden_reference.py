@@ -248,7 +248,7 @@ def test_compare_markdown_has_every_reference_number(
 def test_json_views(results: Path, tmp_path: Path, lang: str) -> None:
     sweep = json.loads(_report(results, tmp_path, "sweep", lang, "json"))
     comp = json.loads(_report(results, tmp_path, "compare", lang, "json"))
-    from specsweep.report.view import ReportView
+    from specsweep.report.build.view import ReportView
 
     assert ReportView.model_validate(comp).lang == lang  # the JSON file is the view model
     tie = next(w for w in sweep["winners"] if (w["scenario"], w["concurrency"]) == ("chat_standard", 64))
@@ -332,7 +332,7 @@ def test_ties_say_the_method_and_the_detectable_difference(results: Path, tmp_pa
     """Every format and language renders the test the verdicts used and, for the ties, the difference
     the data could have resolved and that the noise was assumed (issue 14's "done when")."""
     from specsweep.report import i18n
-    from specsweep.report.view import Msg
+    from specsweep.report.build.view import Msg
 
     view = json.loads(_report(results, tmp_path, "sweep", lang, "json"))
     rule, ties = (Msg.model_validate(view["noise"][k]) for k in ("rule", "ties"))

@@ -18,8 +18,8 @@ from test_html_fixtures import EVIL, EVIL_ALL, hostile_view, install_test_texts,
 
 from specsweep.errors import UsageError
 from specsweep.report import plots
-from specsweep.report.html import json_for_script, md_inline, render_html, script_hash
-from specsweep.report.view import ReportView
+from specsweep.report.build.view import ReportView
+from specsweep.report.html.page import json_for_script, md_inline, render_html, script_hash
 
 pytestmark = pytest.mark.slow
 

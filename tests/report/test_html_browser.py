@@ -27,9 +27,9 @@ import aiohttp
 import pytest
 from test_html_fixtures import EVIL, hostile_view, install_test_texts, reference_view
 
+from specsweep.report.build.view import ReportView
 from specsweep.report.display import deployed_flags
-from specsweep.report.html import render_html
-from specsweep.report.view import ReportView
+from specsweep.report.html.page import render_html
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from specsweep.report import i18n
-from specsweep.report.view import (
+from specsweep.report.build.view import (
     Anomaly,
     CellView,
     ClassBest,

@@ -13,7 +13,7 @@ import pytest
 
 from specsweep.client.selfcheck import INVALID_REASONS, ClientLoad, judge, reason_text
 from specsweep.report import build_view, i18n, render
-from specsweep.report.view import Msg
+from specsweep.report.build.view import Msg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))  # its run-dir helpers
 from test_analysis import K3, K5, make_run, row

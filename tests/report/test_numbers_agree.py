@@ -13,10 +13,10 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from specsweep.adaptive.types import DesignSettings
+from specsweep.experiment.adaptive import DesignSettings
 from specsweep.report import build_view, render
+from specsweep.report.build.view import ReportView
 from specsweep.report.i18n import fmt_pct
-from specsweep.report.view import ReportView
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "adaptive"))

@@ -109,7 +109,7 @@ def test_report_header_states_the_length_rule(
 def test_bench_summary_states_the_length_rule() -> None:
     from rich.console import Console
 
-    from specsweep.report_console import print_bench_summary
+    from specsweep.console.bench_summary import print_bench_summary
 
     res = {
         "dataset_name": "random",

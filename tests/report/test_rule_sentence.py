@@ -10,7 +10,7 @@ import pytest
 
 from specsweep.analysis.core import PairVerdict
 from specsweep.report import i18n
-from specsweep.report.verdict_notes import rule_msg
+from specsweep.report.build.verdict_notes import rule_msg
 
 
 def verdict(method: str, n: int, *, sequential: bool = True) -> PairVerdict:

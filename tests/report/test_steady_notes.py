@@ -1,4 +1,4 @@
-"""The report names every cell whose closed-loop runs were not at steady state (specsweep.steady), in
+"""The report names every cell whose closed-loop runs were not at steady state (specsweep.measure.steady), in
 en and zh, and says what that does to its figures; the quickstart's cells are all at steady state."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from tests.analysis.test_analysis import K3, K5, make_run, row
 
-from specsweep import steady
-from specsweep.loader import load_experiment
+from specsweep.experiment.loader import load_experiment
+from specsweep.measure import steady
 from specsweep.report import build_view, render
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,10 +13,10 @@ import pytest
 from rich.console import Console
 
 from specsweep.cli import main
+from specsweep.console.table import fit
 from specsweep.report import build_view
 from specsweep.report.display import value_text
 from specsweep.report.table import print_table
-from specsweep.term_table import fit
 
 
 def _tokens(text: str) -> set[str]:

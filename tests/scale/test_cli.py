@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from specsweep.config import plan_experiment
-from specsweep.loader import parse_experiment
+from specsweep.experiment.config import plan_experiment
+from specsweep.experiment.loader import parse_experiment
 from specsweep.orchestrate import create_run_dir, execute
 
 pytestmark = pytest.mark.slow

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specsweep.bench import BenchConfig, run_bench
+from specsweep.client.bench import BenchConfig, run_bench
 from specsweep.client.multiworker import (
     ClockSample,
     best_sample,
@@ -23,7 +23,7 @@ from specsweep.client.multiworker import (
 )
 from specsweep.client.runner import run_bench_async
 from specsweep.errors import MissingDependency
-from specsweep.records import RequestRecord
+from specsweep.measure.records import RequestRecord
 from specsweep.workload.scenarios import Scenario
 
 from .conftest import CHUNKS, GAP_MS

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from specsweep.config import Plan, plan_experiment
-from specsweep.loader import parse_experiment
+from specsweep.experiment.config import Plan, plan_experiment
+from specsweep.experiment.loader import parse_experiment
 from specsweep.orchestrate import create_run_dir, execute
-from specsweep.store import RunDir, log_file_name
+from specsweep.store.run_dir import RunDir, log_file_name
 
 from ..orchestrate.helpers import descendants, pid_alive, wait_gone
 
@@ -166,7 +166,7 @@ def test_worker_killed_mid_config_is_survived(cluster: None, tmp_path: Path) -> 
 def test_ray_actor_workers_merge_into_one_run(cluster: None, firehose: str) -> None:
     import asyncio
 
-    from specsweep.bench import BenchConfig
+    from specsweep.client.bench import BenchConfig
     from specsweep.client.multiworker import run_multiworker_async
     from specsweep.workload.scenarios import Scenario
 
@@ -210,7 +210,7 @@ def test_interrupt_cancels_tasks_and_stops_servers(cluster: None, tmp_path: Path
 def test_ray_runs_the_design_a_round_at_a_time(cluster: None, tmp_path: Path) -> None:
     """--executor ray with the adaptive design: each round's launches are Ray tasks (one per config
     with runs in it), the next round asked for once the last task of a round is stored."""
-    from tests.orchestrate.design_fakes import RepeatRules
+    from tests.design.design_fakes import RepeatRules
 
     servers = [{**SIM, "name": "a"}, {**SIM, "name": "b"}]
     data = {"name": "scale", "servers": servers, "adaptive": {"max_repeats": 2},

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from specsweep.config import plan_experiment
 from specsweep.errors import ConfigError
 from specsweep.executors.resources import Demand, config_demand, infeasible
-from specsweep.loader import parse_experiment
+from specsweep.experiment.config import plan_experiment
+from specsweep.experiment.loader import parse_experiment
 
 
 def demands(server: dict[str, Any], workers: int = 1) -> dict[str, Demand]:

@@ -12,10 +12,10 @@ import pytest
 from rich.console import Console
 
 from specsweep.commands.run import LiveObserver, QuietObserver
-from specsweep.config import plan_experiment
-from specsweep.loader import parse_experiment
+from specsweep.experiment.config import plan_experiment
+from specsweep.experiment.loader import parse_experiment
 from specsweep.orchestrate import create_run_dir, execute
-from specsweep.store import log_file_name
+from specsweep.store.run_dir import log_file_name
 
 from ..orchestrate.helpers import fake_argv
 from ..orchestrate.test_grid import StandIn

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from specsweep.store import RunDir
+from specsweep.store.run_dir import RunDir
 
 from ..faults.harness import TAG_VAR, assert_no_process_left, experiment, staged_server
 

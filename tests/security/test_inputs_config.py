@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from specsweep.errors import ConfigError
-from specsweep.loader import load_experiment, parse_experiment, plan_of
+from specsweep.experiment.loader import load_experiment, parse_experiment, plan_of
 
 INPUTS = Path(__file__).parent / "inputs"
 
@@ -148,7 +148,7 @@ def test_planning_is_linear_in_servers(monkeypatch: pytest.MonkeyPatch) -> None:
     spec with every one before it. Counted, not timed (a timed ratio fails on a loaded host; the
     time is measured by benchmarks/hostile_inputs.py): the comparisons planning makes stay linear
     in the number of servers (the old code made n^2/2, 2.9 million for 2,400)."""
-    from specsweep.config import ServerSpec
+    from specsweep.experiment.config import ServerSpec
 
     calls = [0]
     eq = ServerSpec.__eq__

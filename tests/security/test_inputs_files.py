@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from specsweep import config_checks
 from specsweep.cli import main
-from specsweep.config import plan_experiment
 from specsweep.errors import ConfigError
-from specsweep.loader import load_experiment, parse_experiment
+from specsweep.experiment import checks as config_checks
+from specsweep.experiment.config import plan_experiment
+from specsweep.experiment.loader import load_experiment, parse_experiment
 from specsweep.orchestrate import create_run_dir
 from specsweep.plan.traffic import load_traffic
 from specsweep.sim.reference import find_reference_csv, reference_rows, write_results_dir

@@ -32,7 +32,7 @@ def experiment(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def run_dir(tmp_path: Path) -> Path:
-    from specsweep.store import RunDir
+    from specsweep.store.run_dir import RunDir
 
     rd = RunDir.create(tmp_path / "results", "x", {"experiment": "x"}, "20260101-000000")
     for c in (1, 8):
@@ -130,7 +130,7 @@ def test_bench_request_timeout_must_be_positive_and_finite(value: str) -> None:
 
 def test_an_existing_file_that_cannot_be_appended_to_is_refused_up_front(tmp_path: Path) -> None:
     from specsweep.errors import UsageError
-    from specsweep.paths import output_file
+    from specsweep.store.paths import output_file
 
     with pytest.raises(UsageError, match="cannot write the file"):
         output_file("/proc/self/status", "-o")  # exists, a regular file to stat, refuses writes (even root)

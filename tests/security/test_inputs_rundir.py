@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from specsweep.cli import main
-from specsweep.records import RequestRecord
-from specsweep.store import RunDir
+from specsweep.measure.records import RequestRecord
+from specsweep.store.run_dir import RunDir
 
 pytestmark = pytest.mark.slow
 

@@ -13,12 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specsweep.bench import BenchConfig
+from specsweep.client.bench import BenchConfig
 from specsweep.client.dialects import ChunkError, StreamState, get_dialect
 from specsweep.client.runner import run_bench_async
 from specsweep.client.sse import SSEDecoder
-from specsweep.metrics import compute_metrics, per_token_itl_ms
-from specsweep.records import ERROR_KINDS, RequestRecord
+from specsweep.measure.metrics import compute_metrics, per_token_itl_ms
+from specsweep.measure.records import ERROR_KINDS, RequestRecord
 from specsweep.workload.scenarios import Scenario
 
 from .hostile_counts_server import serve

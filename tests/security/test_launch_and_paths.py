@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from specsweep.config import ConfigError, plan_experiment
 from specsweep.errors import SpecsweepError
+from specsweep.experiment.argv import build_argv, version_argv
+from specsweep.experiment.config import ConfigError, plan_experiment
+from specsweep.experiment.labels import make_cell_id
+from specsweep.experiment.loader import parse_experiment
 from specsweep.importers import ImportOptions, import_results
-from specsweep.labels import make_cell_id
-from specsweep.loader import parse_experiment
-from specsweep.paths import safe_name
-from specsweep.servers.argv import build_argv, version_argv
-from specsweep.store import RunDir
+from specsweep.store.paths import safe_name
+from specsweep.store.run_dir import RunDir
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "specsweep"
 EVIL = "x; rm -rf /tmp/specsweep-pwned && touch /tmp/specsweep-pwned `id` $(id) | cat > /etc/x"

@@ -9,8 +9,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from specsweep.md_inert import inert
-from specsweep.terminal import md_inline
+from specsweep.console.md_inert import inert
+from specsweep.console.terminal import md_inline
 
 MD = MarkdownIt("commonmark").enable("table")
 HOSTILE = st.text(alphabet="<>[]()`\\|&;#!/:@=x 1\n", max_size=24)

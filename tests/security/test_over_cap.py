@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from specsweep.bench import BenchConfig
+from specsweep.client.bench import BenchConfig
 from specsweep.client.dialects import (
     OVER_CAP,
     ChunkError,
@@ -24,7 +24,7 @@ from specsweep.client.dialects import (
     text_over_cap,
 )
 from specsweep.client.runner import run_bench_async
-from specsweep.records import ERROR_KINDS
+from specsweep.measure.records import ERROR_KINDS
 from specsweep.workload.scenarios import Scenario
 from specsweep.workload.tokenizer import BuiltinTokenizer
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from specsweep.servers import reap
-from specsweep.store import RunDir
+from specsweep.store.run_dir import RunDir
 
 from ..faults.harness import Result as HarnessResult
 from ..faults.harness import (
@@ -177,7 +177,7 @@ def test_a_marked_leader_in_a_shared_group_is_stopped_alone(tmp_path: Path) -> N
 SPAWN_SCRIPT = r"""
 import os, signal, sys
 from pathlib import Path
-from specsweep.config import ServerConfig, ServerSpec
+from specsweep.experiment.config import ServerConfig, ServerSpec
 from specsweep.errors import ServerError
 from specsweep.servers.process import ManagedServer
 
@@ -237,6 +237,6 @@ def test_next_run_reaps_abandoned_run_dirs_only(tmp_path: Path) -> None:
 
 
 def json_dumps(obj: object) -> str:
-    from specsweep.store import dumps
+    from specsweep.store.run_dir import dumps
 
     return dumps(obj, indent=True).decode()

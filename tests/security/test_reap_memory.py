@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from specsweep.errors import DataError
-from specsweep.inputs import MAX_MANIFEST_BYTES
-from specsweep.store import RunDir
+from specsweep.store.inputs import MAX_MANIFEST_BYTES
+from specsweep.store.run_dir import RunDir
 
 pytestmark = [
     pytest.mark.timeout(120),

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from specsweep.servers import reap
-from specsweep.store import dumps
+from specsweep.store.run_dir import dumps
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
@@ -208,7 +208,7 @@ def test_a_planted_lock_fifo_or_link_neither_hangs_nor_is_followed(
     it refuses with one line."""
     from specsweep.errors import UsageError
     from specsweep.orchestrate.run import run_dir_lock
-    from specsweep.store import RunDir
+    from specsweep.store.run_dir import RunDir
 
     lid = os.urandom(16).hex()
     orphan = _start(procs, mark=lid, start_new_session=True)

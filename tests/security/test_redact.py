@@ -1,4 +1,4 @@
-"""specsweep.redact: what counts as a secret, and that a known one never survives scrubbing."""
+"""specsweep.store.redact: what counts as a secret, and that a known one never survives scrubbing."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specsweep import redact
+from specsweep.store import redact
 
 
 @pytest.fixture(autouse=True)

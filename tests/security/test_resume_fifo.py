@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from specsweep.config import plan_experiment
-from specsweep.loader import parse_experiment
+from specsweep.experiment.config import plan_experiment
+from specsweep.experiment.loader import parse_experiment
 from specsweep.orchestrate import create_run_dir
-from specsweep.store import LAUNCHES, log_file_name
+from specsweep.store.run_dir import LAUNCHES, log_file_name
 
 from ..orchestrate.helpers import fake_argv
 

@@ -21,8 +21,8 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from specsweep import redact_copy
-from specsweep.store import RunDir
+from specsweep.store import redact_copy
+from specsweep.store.run_dir import RunDir
 
 from ..faults.harness import TAG_VAR, assert_no_process_left, kill_tagged
 

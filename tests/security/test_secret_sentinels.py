@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 from specsweep.servers.process import free_port
-from specsweep.store import RunDir
+from specsweep.store.run_dir import RunDir
 
 from ..faults.harness import TAG_VAR, assert_no_process_left, kill_tagged
 

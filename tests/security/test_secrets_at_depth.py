@@ -22,14 +22,14 @@ from typing import Any
 import pytest
 import yaml
 
-from specsweep import redact
-from specsweep.bench import BenchConfig
 from specsweep.cli import main
+from specsweep.client.bench import BenchConfig
 from specsweep.client.runner import run_bench_async
-from specsweep.config import plan_experiment
-from specsweep.loader import parse_experiment
+from specsweep.experiment.config import plan_experiment
+from specsweep.experiment.loader import parse_experiment
 from specsweep.orchestrate import create_run_dir, execute
 from specsweep.servers import logpump
+from specsweep.store import redact
 from specsweep.workload.scenarios import Scenario
 
 from ..orchestrate.helpers import fake_argv

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from specsweep import acceptance
-from specsweep.bench import BenchConfig
+from specsweep.client.bench import BenchConfig
 from specsweep.client.runner import run_bench_async
 from specsweep.client.server_info import parse_spec_counters, spec_delta
+from specsweep.measure import acceptance
 from specsweep.workload.scenarios import Scenario
 
 from .hostile_counts_server import serve

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from specsweep.cli import main
-from specsweep.config_checks import base_url_problem
+from specsweep.experiment.checks import base_url_problem
 
 SECRET = "SENTINEL-query-key-3f9e"
 

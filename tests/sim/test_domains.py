@@ -81,7 +81,7 @@ def test_sim_fit_writes_category_curves_from_run_dirs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from specsweep.sim.fit_cli import with_domain_acceptance
-    from specsweep.store import RunDir
+    from specsweep.store.run_dir import RunDir
 
     rd = RunDir.create(tmp_path, "r", {"name": "r"}, "20260101-000000")
     for k, cat, a in [(3, "coding", 0.8), (5, "coding", 0.8), (3, "chat", 0.4)]:

@@ -14,7 +14,7 @@ from specsweep.sim.fit import fit
 from specsweep.sim.observed import const_rate_for, rows_to_cells, survival_for
 from specsweep.sim.predict import predict_cell
 from specsweep.sim.profile import COST_PARAMS, Profile, load_profile, parse_acceptance
-from specsweep.store import RunDir
+from specsweep.store.run_dir import RunDir
 from specsweep.workload.scenarios import get_scenario
 
 TRUE = {

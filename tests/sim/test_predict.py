@@ -148,7 +148,7 @@ def test_conditioned_lengths_hit_the_mean_within_bounds() -> None:
 
 def test_open_loop_simulates_the_schedule_bench_sends() -> None:
     """predict's open-loop arrivals are the client's: same rate, burstiness and seed, same offsets."""
-    from specsweep.bench_types import BenchConfig
+    from specsweep.client.bench_types import BenchConfig
     from specsweep.client.runner import request_plan
     from specsweep.workload.tokenizer import BuiltinTokenizer
 

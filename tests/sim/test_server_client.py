@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from specsweep.bench import BenchConfig, run_bench
+from specsweep.client.bench import BenchConfig, run_bench
 from specsweep.sim.serve import SubprocessServer
 from specsweep.workload.scenarios import Scenario
 

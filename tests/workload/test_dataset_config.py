@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from specsweep.config import plan_experiment
 from specsweep.errors import ConfigError
-from specsweep.loader import parse_experiment
+from specsweep.experiment.config import plan_experiment
+from specsweep.experiment.loader import parse_experiment
 from specsweep.workload.prompts import generate
 from specsweep.workload.tokenizer import BuiltinTokenizer
 

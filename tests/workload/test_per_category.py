@@ -13,10 +13,10 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from specsweep.metrics_category import per_category
-from specsweep.records import RequestRecord
+from specsweep.measure.per_category import per_category
+from specsweep.measure.records import RequestRecord
 from specsweep.sim.serve import SubprocessServer
-from specsweep.store import read_records_parquet, write_records_parquet
+from specsweep.store.run_dir import read_records_parquet, write_records_parquet
 
 pytestmark = pytest.mark.slow
 

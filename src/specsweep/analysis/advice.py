@@ -11,7 +11,7 @@ disagree on a cell and no sentence names a config the verdicts did not pick (iss
   the method beats, by the method's own verdicts (``member_vs``; its sweep);
 - one config left: a ``pick``; several: ``even`` when every pair of them was shown even (equivalent
   within the design's margin, or a gap under ``--min-effect``), else ``undecided``, with about how
-  many more runs a side would decide the gap seen (:func:`specsweep.stats_plan.runs_to_decide`).
+  many more runs a side would decide the gap seen (:func:`specsweep.stats.planning.runs_to_decide`).
 
 An anomaly never erases advice here: a cell the summaries set aside keeps its cell advice.
 """
@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from specsweep import stats_plan
 from specsweep.analysis.core import PairVerdict, Table, find_verdict
 from specsweep.analysis.outcomes import tie_reason
+from specsweep.stats import planning as stats_plan
 
 Point = tuple[str, int]
 State = Literal["pick", "even", "undecided"]
@@ -108,7 +108,7 @@ def set_state(configs: Sequence[str], vs: Sequence[PairVerdict]) -> State:
 
 def _more_runs(vs: Sequence[PairVerdict], cells: int) -> tuple[int | None, float | None]:
     """About how many more runs a side would decide the largest undecided gap of ``vs`` (at least the
-    planning target), at the noise the verdict used (stats_plan.runs_to_decide); None beyond its cap."""
+    planning target), at the noise the verdict used (stats.planning.runs_to_decide); None beyond its cap."""
     und = [v for v in vs if v.verdict == "tie" and not _even(v)]
     if not und:
         return None, None

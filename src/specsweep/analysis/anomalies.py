@@ -17,8 +17,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from specsweep import stats
 from specsweep.analysis.core import PRIMARY, Noise, PairVerdict, Table, find_verdict, oriented
+from specsweep.stats import basic as stats
 
 OUTLIER_FLOORS = 4.0
 # a cell is judged against the line through at least three other levels of its scenario (issue 34

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from specsweep import stats
 from specsweep.analysis.data import CellData, Dataset
 from specsweep.analysis.requests import request_cell_ci as request_cell_ci
 from specsweep.errors import UsageError, one_of
+from specsweep.stats import basic as stats
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ import itertools
 import math
 from dataclasses import dataclass
 
-from specsweep import stats
 from specsweep.analysis.core import Noise, PairVerdict, Table, find_verdict, oriented
+from specsweep.stats import basic as stats
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specsweep import cellnames, inputs
 from specsweep.errors import DataError
-from specsweep.records import RequestRecord
-from specsweep.store import SUMMARY, RunDir, find_run_dirs
+from specsweep.importers import cellnames
+from specsweep.measure.records import RequestRecord
+from specsweep.store import inputs
+from specsweep.store.run_dir import SUMMARY, RunDir, find_run_dirs
 from specsweep.workload.scenarios import Scenario, parse_scenarios
 
 Key = tuple[str, str, int]  # (label, scenario, concurrency)

@@ -1,5 +1,5 @@
 """The noise model of a report's runs, per metric: every ok summary row of the dataset as one run with
-its config, cell, oriented log value and place in the run order (:mod:`specsweep.stats_noise`).
+its config, cell, oriented log value and place in the run order (:mod:`specsweep.stats.noise`).
 
 Run order, per row: ``seq`` (rows of this wave's runs), else ``started_at``, else the summary file's
 line. One order domain per run dir; when several run dirs all have ``started_at`` they share one
@@ -7,7 +7,7 @@ clock (one domain, ranked by time). Rounds (``round``, else ``repeat``) are time
 dirs whose manifest says the order was interleaved or adaptive (``run_order.kind``).
 
 A run dir whose manifest has a ``design`` record (``specsweep run --adaptive``) is judged by the
-design's sequential rule (:mod:`specsweep.stats_seq`) for every metric, so the run and its report
+design's sequential rule (:mod:`specsweep.stats.sequential`) for every metric, so the run and its report
 agree; :func:`design_of` finds it.
 """
 
@@ -21,14 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from specsweep import launch_noise
-from specsweep.adaptive.observe import settings_of
-from specsweep.adaptive.types import DesignSettings
 from specsweep.analysis.data import Dataset
-from specsweep.stats_launch import ASSUMED, LaunchFit
-from specsweep.stats_noise import Drift, NoiseModel, Outlier
-from specsweep.stats_seq import Runs
-from specsweep.stats_step import Step
+from specsweep.experiment.adaptive import DesignSettings, settings_of
+from specsweep.stats.launch import ASSUMED, LaunchFit
+from specsweep.stats.noise import Drift, NoiseModel, Outlier
+from specsweep.stats.sequential import Runs
+from specsweep.stats.step import Step
+from specsweep.store import launch_noise
 
 BLOCK_ORDERS = ("interleaved", "adaptive")
 
@@ -194,7 +193,7 @@ class Findings:
     heterogeneous: tuple[str, ...] = ()
     tails: bool = False
     launch: LaunchFit | None = None  # the launch noise the verdicts used (stats_launch)
-    refused: tuple[Drift, ...] = ()  # drifts refused as absurd for the data (stats_noise.Drift.refused)
+    refused: tuple[Drift, ...] = ()  # drifts refused as absurd for the data (stats.noise.Drift.refused)
     sessions: int = 1  # sessions in the data (run dirs; a resume more than SESSION_GAP_S later)
     steps: tuple[Step, ...] = ()  # steps of the host found in run order and taken out (stats_step)
 

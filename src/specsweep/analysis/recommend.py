@@ -10,7 +10,6 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from specsweep.acceptance import spec_tokens
 from specsweep.analysis.advice import CellAdvice
 from specsweep.analysis.core import (
     METRICS,
@@ -23,7 +22,8 @@ from specsweep.analysis.core import (
     oriented,
 )
 from specsweep.analysis.outcomes import cell_outcomes
-from specsweep.stats_plan import gain_interval
+from specsweep.measure.acceptance import spec_tokens
+from specsweep.stats.planning import gain_interval
 from specsweep.workload.scenarios import BUILTIN, Scenario, workload_class
 
 # Concurrency bands (inclusive upper bounds): low <= 32 < mid < 96 <= high.

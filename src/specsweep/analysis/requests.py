@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from specsweep import stats
-from specsweep.records import RequestRecord
+from specsweep.measure.records import RequestRecord
+from specsweep.stats import basic as stats
 
 
 def _req_samples(recs: list[RequestRecord], key: str) -> list[float] | None:

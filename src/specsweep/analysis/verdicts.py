@@ -2,8 +2,8 @@
 
 Each metric's runs give a noise model (:mod:`specsweep.analysis.model`): each config's own pooled
 noise, the host's drift, the measured residuals. Every pair of columns in every cell is tested
-against it (:func:`specsweep.stats_compare.compare`) - or, for a run made by the adaptive design, by
-the design's sequential rule (:mod:`specsweep.stats_seq`), so a run and its report agree.
+against it (:func:`specsweep.stats.compare.compare`) - or, for a run made by the adaptive design, by
+the design's sequential rule (:mod:`specsweep.stats.sequential`), so a run and its report agree.
 
 Families (what Benjamini-Hochberg adjusts over, and what "at most 5% false winners" is about):
 the primary metric's verdicts are one family, at ``level``; the secondary metrics' verdicts (the
@@ -19,16 +19,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from specsweep import stats
 from specsweep.analysis.core import METRICS, Noise, PairVerdict, Table, VerdictList
 from specsweep.analysis.data import CellData
 from specsweep.analysis.model import MetricRuns, design_of, metric_runs
 from specsweep.analysis.requests import within_log_se
 from specsweep.errors import UsageError
-from specsweep.stats_compare import PairTest, compare
-from specsweep.stats_noise import NoiseModel
-from specsweep.stats_plan import runs_to_decide
-from specsweep.stats_seq import SeqPair, sequential
+from specsweep.stats import basic as stats
+from specsweep.stats.compare import PairTest, compare
+from specsweep.stats.noise import NoiseModel
+from specsweep.stats.planning import runs_to_decide
+from specsweep.stats.sequential import SeqPair, sequential
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from specsweep import cellnames
 from specsweep.analysis.core import Table
 from specsweep.analysis.data import CellData
+from specsweep.importers import cellnames
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from typing import Any
 
 import orjson
 
-from specsweep import redact
 from specsweep.errors import UsageError, one_of
+from specsweep.store import redact
 
 DONE = b"[DONE]"
 # No response carries more tokens than this (no model has a 10M-token context): a larger count is a

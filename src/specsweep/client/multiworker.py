@@ -37,12 +37,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
-from specsweep import kstamp, redact
-from specsweep.bench_types import BenchConfig, BenchOutcome
+from specsweep.client import kstamp
+from specsweep.client.bench_types import BenchConfig, BenchOutcome
+from specsweep.client.ray_support import require_ray
 from specsweep.client.result import ServerSide, WorkerRun, build_outcome
 from specsweep.errors import BenchError
-from specsweep.ray_support import require_ray
-from specsweep.records import RequestRecord
+from specsweep.measure.records import RequestRecord
+from specsweep.store import redact
 from specsweep.workload.scenarios import default_num_prompts
 
 _now = time.monotonic_ns

@@ -13,13 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from specsweep import __version__, acceptance, steady
-from specsweep.bench_types import BenchConfig, BenchOutcome
+from specsweep import __version__
 from specsweep.client import server_info, usage_check
+from specsweep.client.bench_types import BenchConfig, BenchOutcome
 from specsweep.client.selfcheck import ClientLoad, StampBounds, judge
-from specsweep.metrics import compute_metrics
-from specsweep.metrics_category import per_category
-from specsweep.records import RequestRecord
+from specsweep.measure import acceptance, steady
+from specsweep.measure.metrics import compute_metrics
+from specsweep.measure.per_category import per_category
+from specsweep.measure.records import RequestRecord
 from specsweep.workload.scenarios import default_num_prompts
 
 log = logging.getLogger(__name__)
@@ -128,7 +129,7 @@ def build_outcome(
     result["waves"] = steady.waves(result.get("num_prompts"), cfg.max_concurrency)
     result.update(steady.steady_state(records, cfg.max_concurrency))
     result.update(server_info.spec_delta(server.spec_before, server.spec_after))
-    result.update(acceptance.fill(result))  # one definition for every engine (specsweep.acceptance)
+    result.update(acceptance.fill(result))  # one definition for every engine (specsweep.measure.acceptance)
     result["server_accept_length"] = server.accept_length or None  # 0: SGLang has no figure yet
     # the most output tokens the server can have made for these requests: what they asked for (or
     # got, where more): its counters cannot have accepted, nor drafted for, more

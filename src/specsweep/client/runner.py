@@ -26,9 +26,8 @@ from collections.abc import Callable, Sequence
 import aiohttp
 import orjson
 
-from specsweep import redact
-from specsweep.bench_types import BenchConfig, BenchOutcome
 from specsweep.client import server_info, usage_check
+from specsweep.client.bench_types import BenchConfig, BenchOutcome
 from specsweep.client.dialects import (
     OVER_CAP,
     ChunkError,
@@ -51,7 +50,8 @@ from specsweep.client.transport import (
     take_arrivals,
 )
 from specsweep.errors import BenchError
-from specsweep.records import CATEGORY_HEADER, RequestRecord, RequestSpec
+from specsweep.measure.records import CATEGORY_HEADER, RequestRecord, RequestSpec
+from specsweep.store import redact
 from specsweep.workload.arrivals import arrival_offsets
 from specsweep.workload.prompts import generate, warmup_specs
 from specsweep.workload.scenarios import default_num_prompts
@@ -148,7 +148,9 @@ class Runner:
         finally:
             rec.end_ns = _now()
             self._finish(rec, st)
-            if self.on_request is not None:  # a live progress line (specsweep.progress.BenchProgress)
+            if (
+                self.on_request is not None
+            ):  # a live progress line (specsweep.commands.progress.BenchProgress)
                 self.on_request()
 
     async def _attempt(

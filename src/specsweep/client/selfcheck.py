@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from specsweep import kstamp
-from specsweep.records import RequestRecord
+from specsweep.client import kstamp
+from specsweep.measure.records import RequestRecord
 
 _now = time.monotonic_ns
 
@@ -55,7 +55,7 @@ StampBounds = dict[int, list[tuple[int, int]]]
 
 # Why a run is invalid, by code: the English sentence the result's ``invalid_reason`` gives. The result
 # keeps each reason's code and figures too (``invalid_reasons``), which the report words in its language
-# (report/i18n_texts.py, ``invalid.<code>``: the same sentence in English).
+# (report/i18n/texts.py, ``invalid.<code>``: the same sentence in English).
 INVALID_REASONS = {
     "client_cpu": "client CPU saturated ({util:.0%} of one core)",
     "client_cpu_worker": "client CPU saturated ({util:.0%} of one core in worker {worker})",

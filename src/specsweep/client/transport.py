@@ -19,7 +19,7 @@ import aiohttp
 import yarl
 from aiohttp.client_proto import ResponseHandler
 
-from specsweep import kstamp
+from specsweep.client import kstamp
 
 log = logging.getLogger(__name__)
 _now = time.monotonic_ns
@@ -79,7 +79,7 @@ class StampingHandler(ResponseHandler):
     payload, and the response's ``marks`` note each such read, so the runner splits them at those
     boundaries and every SSE event carries the arrival time of the read that completed it. The
     arrival time is the kernel's receive stamp where the socket is a
-    :class:`~specsweep.kstamp.StampedSocket` (Linux), else the time of the read."""
+    :class:`~specsweep.client.kstamp.StampedSocket` (Linux), else the time of the read."""
 
     __slots__ = ("_ksock", "_log")
 

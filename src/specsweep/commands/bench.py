@@ -12,9 +12,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from specsweep import redact
 from specsweep.errors import EXIT_INVALID_MEASUREMENT, UsageError
-from specsweep.paths import output_file
+from specsweep.store import redact
+from specsweep.store.paths import output_file
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -100,9 +100,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def build_config(args: argparse.Namespace) -> object:
     import orjson
 
-    from specsweep.bench import BenchConfig
-    from specsweep.config_checks import base_url_problem
-    from specsweep.metrics import parse_goodput
+    from specsweep.client.bench import BenchConfig
+    from specsweep.experiment.checks import base_url_problem
+    from specsweep.measure.metrics import parse_goodput
     from specsweep.workload.scenarios import BUILTIN, Scenario, get_scenario, load_scenarios
 
     extra_sc = load_scenarios(args.scenario_file) if args.scenario_file else {}
@@ -171,7 +171,7 @@ def _records_path(arg: str, rep: int, repeats: int) -> Path:
 
 
 def _write_records(path: Path, records: list[Any]) -> None:
-    from specsweep.store import dumps, write_records_parquet
+    from specsweep.store.run_dir import dumps, write_records_parquet
 
     if path.suffix == ".jsonl":
         with open(path, "wb") as f:
@@ -184,7 +184,7 @@ def _write_records(path: Path, records: list[Any]) -> None:
 def rescue(result: dict[str, Any], records: list[Any], rep: int) -> Path:
     """Save a run whose output could not be written into a fresh directory under the system's temp
     dir (result.jsonl, records.jsonl); returns the directory."""
-    from specsweep.store import dumps
+    from specsweep.store.run_dir import dumps
 
     d = Path(tempfile.mkdtemp(prefix=f"specsweep-bench-r{rep}-"))
     (d / "result.jsonl").write_bytes(dumps(redact.scrub_obj(result)) + b"\n")
@@ -207,7 +207,7 @@ def _live(args: argparse.Namespace, cfg: Any, rep: int) -> Any:
 
     if args.quiet or not sys.stderr.isatty():
         return contextlib.nullcontext()
-    from specsweep.progress import BenchProgress
+    from specsweep.commands.progress import BenchProgress
     from specsweep.workload.scenarios import default_num_prompts
 
     n = cfg.num_prompts or default_num_prompts(cfg.max_concurrency or 1)
@@ -216,15 +216,15 @@ def _live(args: argparse.Namespace, cfg: Any, rep: int) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from specsweep.bench import BenchConfig, run_bench
+    from specsweep.client.bench import BenchConfig, run_bench
+    from specsweep.console.bench_summary import print_bench_summary
     from specsweep.errors import BenchError
-    from specsweep.report_console import print_bench_summary
-    from specsweep.store import dumps
+    from specsweep.store.run_dir import dumps
 
     cfg = build_config(args)
     assert isinstance(cfg, BenchConfig)
     # Known secrets (OPENAI_API_KEY, URL passwords, api keys in the request body) are scrubbed from
-    # everything this command writes or prints (specsweep.redact).
+    # everything this command writes or prints (specsweep.store.redact).
     redact.register_environ()
     redact.redact_url(cfg.base_url)
     redact.redact_tree({"extra_request_body": cfg.extra_request_body})
@@ -238,7 +238,9 @@ def run(args: argparse.Namespace) -> int:
         output_file(path, "--records", parent_must_exist=True)
     status = 0
     for rep in range(cfg.repeats):
-        with _live(args, cfg, rep) as live:  # a live line on a terminal (specsweep.progress.BenchProgress)
+        with _live(
+            args, cfg, rep
+        ) as live:  # a live line on a terminal (specsweep.commands.progress.BenchProgress)
             outcome = run_bench(cfg, ray_address=args.ray_address, on_request=live.advance if live else None)
         res = outcome.result
         res["repeat"] = rep

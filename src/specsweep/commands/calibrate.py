@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from specsweep.calibrate import DEFAULT_CELLS, DEFAULT_LAUNCHES
+from specsweep.analysis.calibrate import DEFAULT_CELLS, DEFAULT_LAUNCHES
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
@@ -34,13 +34,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
 
 
 def _run(args: argparse.Namespace) -> int:
-    from specsweep import calibrate, orchestrate
+    from specsweep import orchestrate
+    from specsweep.analysis import calibrate
     from specsweep.commands.run import execute_run
     from specsweep.errors import UsageError
-    from specsweep.loader import load_experiment
-    from specsweep.paths import output_dir
+    from specsweep.experiment.loader import load_experiment
     from specsweep.servers import reap
-    from specsweep.store import RunDir
+    from specsweep.store.paths import output_dir
+    from specsweep.store.run_dir import RunDir
 
     if bool(args.experiment) == bool(args.resume):
         raise UsageError("give an experiment file, or --resume RUN_DIR (one of them)")

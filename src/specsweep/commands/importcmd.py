@@ -55,7 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
 
 def _run(args: argparse.Namespace) -> int:
     from specsweep.importers import ImportOptions, parse_param, run_import
-    from specsweep.paths import output_dir
+    from specsweep.store.paths import output_dir
 
     output_dir(args.output, "-o")  # before any file is read: a file or read-only folder is one line
     params = dict(parse_param(x) for x in args.param)

@@ -26,9 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
 
 
 def _run(args: argparse.Namespace) -> int:
-    from specsweep.lossless import check_lossless
-    from specsweep.paths import output_file, write_failed
-    from specsweep.store import atomic_write_bytes, dumps
+    from specsweep.client.lossless import check_lossless
+    from specsweep.store.paths import output_file, write_failed
+    from specsweep.store.run_dir import atomic_write_bytes, dumps
 
     if args.output:  # before the prompts are sent: a bad path is one line, at once
         output_file(args.output, "-o")

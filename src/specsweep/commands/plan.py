@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from specsweep import tracking
+from specsweep.console import tracking
 from specsweep.errors import UsageError
 
 
@@ -37,12 +37,12 @@ MAX_REPLAY_REQUESTS = 100_000
 
 
 def _run(args: argparse.Namespace) -> int:
-    from specsweep.paths import output_file, write_failed
+    from specsweep.commands.progress import StageProgress
     from specsweep.plan.planner import make_plan, to_json
     from specsweep.plan.render import to_html, to_markdown
     from specsweep.plan.traffic import load_traffic, parse_slo
-    from specsweep.progress import StageProgress
-    from specsweep.store import atomic_write_bytes
+    from specsweep.store.paths import output_file, write_failed
+    from specsweep.store.run_dir import atomic_write_bytes
 
     if args.gpus is not None and args.gpus < 1:
         raise UsageError(f"--gpus {args.gpus}; expected a positive integer")

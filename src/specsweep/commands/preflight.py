@@ -18,11 +18,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from specsweep import redact
-    from specsweep.loader import load_experiment
+    from specsweep.console.terminal import plain
+    from specsweep.experiment.loader import load_experiment
     from specsweep.preflight import run_checks
     from specsweep.preflight.model import fold
-    from specsweep.terminal import plain
+    from specsweep.store import redact
 
     _exp, plan = load_experiment(args.experiment)
     checks = fold(run_checks(plan, versions=not args.no_versions, results=args.results))

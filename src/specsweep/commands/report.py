@@ -57,8 +57,8 @@ def output_format(fmt: str | None, output: str | None) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from specsweep.paths import output_dir, output_file, write_failed
     from specsweep.report import build_view, render, write_report
+    from specsweep.store.paths import output_dir, output_file, write_failed
 
     args.format = output_format(args.format, args.output)
 
@@ -68,7 +68,7 @@ def _run(args: argparse.Namespace) -> int:
         output_dir(args.plots_dir, "--plots-dir")
     lossless = None
     if args.lossless:
-        from specsweep.lossless import load_lossless_view
+        from specsweep.report.build.lossless import load_lossless_view
 
         lossless = load_lossless_view(args.lossless)
     view = build_view(

@@ -9,17 +9,17 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from specsweep import redact
+from specsweep.commands.progress import LiveObserver, QuietObserver, assumptions, estimate_plan
+from specsweep.console.terminal import ScrubFilter, plain
 from specsweep.errors import UsageError, broken_install
-from specsweep.paths import output_dir
-from specsweep.progress import LiveObserver, QuietObserver, assumptions, estimate_plan
-from specsweep.terminal import ScrubFilter, plain
+from specsweep.store import redact
+from specsweep.store.paths import output_dir
 
 __all__ = ["LiveObserver", "QuietObserver", "execute_run", "print_plan", "register"]
 
 if TYPE_CHECKING:
-    from specsweep.config import Plan
-    from specsweep.store import RunDir
+    from specsweep.experiment.config import Plan
+    from specsweep.store.run_dir import RunDir
 
 log = logging.getLogger("specsweep.run")
 
@@ -77,10 +77,10 @@ def _run_dir_and_plan(args: argparse.Namespace) -> tuple[RunDir, Plan] | None:
     """The run dir to fill and its plan, once what killed runs left running is stopped (None after
     printing a --dry-run)."""
     from specsweep import orchestrate
-    from specsweep.loader import load_experiment, with_design
-    from specsweep.orchestrate.adaptive import with_calibrated_launch_sd
+    from specsweep.design.loop import with_calibrated_launch_sd
+    from specsweep.experiment.loader import load_experiment, with_design
     from specsweep.servers import reap
-    from specsweep.store import RunDir
+    from specsweep.store.run_dir import RunDir
 
     if args.resume:
         run_dir = RunDir.open(args.resume)
@@ -90,7 +90,7 @@ def _run_dir_and_plan(args: argparse.Namespace) -> tuple[RunDir, Plan] | None:
             reap.reap_results_dir(run_dir.path.parent)
         plan = orchestrate.load_run_plan(run_dir)
         if args.dry_run:
-            from specsweep.run_secrets import finished_cells
+            from specsweep.experiment.stored import finished_cells
 
             print_plan(plan, finished=finished_cells(plan, run_dir.finished()), rows=run_dir.iter_summary(0),
                        manifest=run_dir.manifest)  # fmt: skip
@@ -248,7 +248,7 @@ def print_plan(
 
 def print_design(plan: Plan, out: TextIO) -> None:
     """The adaptive design's dry run: its settings, its first pass, and the worst case it may spend."""
-    from specsweep.estimate_design import BASELINE_REPEATS, estimate_design
+    from specsweep.design.estimate import BASELINE_REPEATS, estimate_design
 
     opts = plan.experiment.adaptive
     assert opts is not None
@@ -276,7 +276,7 @@ def print_design(plan: Plan, out: TextIO) -> None:
 
 def print_design_state(rows: list[dict[str, Any]], manifest: dict[str, Any], out: TextIO) -> None:
     """A resumed design's dry run: what is stored, and what the rules say on it."""
-    from specsweep.adaptive import observe
+    from specsweep.design import observe
 
     inputs = observe.design_inputs(rows, manifest)
     if inputs is None or not inputs.observations:

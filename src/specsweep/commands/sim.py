@@ -82,8 +82,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from specsweep.paths import output_file
     from specsweep.sim.serve import serve_main
+    from specsweep.store.paths import output_file
 
     if getattr(args, "truth", None):
         output_file(args.truth, "--truth")
@@ -103,7 +103,7 @@ def parse_int_list(s: str, what: str) -> list[int]:
 def _predict(args: argparse.Namespace) -> int:
     from specsweep.sim.predict import predict_repeated
     from specsweep.sim.profile import load_profile
-    from specsweep.store import dumps
+    from specsweep.store.run_dir import dumps
     from specsweep.workload.scenarios import get_scenario, load_scenarios
 
     profile = load_profile(args.profile)
@@ -145,7 +145,7 @@ def _print_categories(rows: list[dict[str, Any]], console: Console | None = None
     from rich.console import Console
     from rich.text import Text
 
-    from specsweep.term_table import fit
+    from specsweep.console.table import fit
 
     console = console or Console()
     heads = ["category", "conc", "completed", "accept len", "TPOT mean ms", "out tok/s"]
@@ -181,7 +181,7 @@ def _print_table(
     from rich.console import Console
     from rich.text import Text
 
-    from specsweep.term_table import fit
+    from specsweep.console.table import fit
 
     console = console or Console()
     repeats = rows[0].get("repeats", 1) if rows else 1
@@ -205,8 +205,8 @@ def _print_table(
 
 
 def _fit(args: argparse.Namespace) -> int:
-    from specsweep.paths import output_file
     from specsweep.sim.fit_cli import fit_main
+    from specsweep.store.paths import output_file
 
     output_file(args.output, "-o")
     return fit_main(args)

@@ -5,5 +5,5 @@
             (specsweep.executors.ray_executor); needs ``pip install 'specsweep[ray]'``
 
 Both write the same run dir, so a run started with one can be resumed with the other. An executor
-runs ``specsweep.orchestrate.job.run_config`` and imports only the job and cell modules.
+runs ``specsweep.executors.job.run_config`` and imports only the job and cell modules.
 """

@@ -38,15 +38,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from specsweep.config import Cell, Plan, ServerConfig
+from specsweep.client.ray_support import require_ray
 from specsweep.errors import SpecsweepError
+from specsweep.executors.cells import failed_row
+from specsweep.executors.job import BenchFn, ConfigJob, Observer, RunDirSink, run_config
 from specsweep.executors.resources import Demand, config_demand, infeasible
-from specsweep.orchestrate.cells import failed_row
-from specsweep.orchestrate.job import BenchFn, ConfigJob, Observer, RunDirSink, run_config
-from specsweep.ray_support import require_ray
-from specsweep.records import RequestRecord
+from specsweep.experiment.config import Cell, Plan, ServerConfig
+from specsweep.measure.records import RequestRecord
 from specsweep.servers.process import now_iso
-from specsweep.store import RunDir
+from specsweep.store.run_dir import RunDir
 
 log = logging.getLogger(__name__)
 

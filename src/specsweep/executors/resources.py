@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from specsweep.config import ServerConfig
 from specsweep.errors import ConfigError
+from specsweep.experiment.config import ServerConfig
 
 GPU_KINDS = ("vllm", "sglang", "llamacpp")
 TP_KEYS = ("tp", "tensor_parallel_size", "tp_size")

@@ -19,7 +19,7 @@ from specsweep.importers import aiperf, genai_perf, guidellm, identity, llmperf,
 from specsweep.importers.common import ImportOptions, parse_param
 from specsweep.importers.reader import read_objects
 from specsweep.importers.write import ImportOutcome, write_import
-from specsweep.store import RunDir
+from specsweep.store.run_dir import RunDir
 
 IMPORTERS: dict[str, ModuleType] = {
     "sglang": sglang, "vllm": vllm, "aiperf": aiperf, "genai-perf": genai_perf, "guidellm": guidellm,

@@ -20,8 +20,8 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
-from specsweep import cellnames
 from specsweep.errors import DataError
+from specsweep.importers import cellnames
 from specsweep.importers.common import ImportOptions
 
 MAX_CONCURRENCY = 10_000_000

@@ -15,13 +15,13 @@ from typing import Any
 
 import orjson
 
-from specsweep import cellnames, redact
 from specsweep.errors import DataError
-from specsweep.importers import grouping, identity
+from specsweep.importers import cellnames, grouping, identity
 from specsweep.importers.common import ImportOptions
 from specsweep.importers.plausible import check_row, contradictions
 from specsweep.importers.reader import read_objects
-from specsweep.store import SUMMARY, dumps
+from specsweep.store import redact
+from specsweep.store.run_dir import SUMMARY, dumps
 
 SPOOL = ".spool.jsonl"
 ToRows = Callable[[dict[str, Any], str, int], list[dict[str, Any]]]

@@ -31,7 +31,7 @@ import orjson
 
 from specsweep.errors import DataError
 from specsweep.importers import detail, stream
-from specsweep.inputs import open_regular
+from specsweep.store.inputs import open_regular
 
 _DECODER = json.JSONDecoder()
 STREAM_AT = 8 * 2**20  # a document or line larger than this is streamed, not parsed whole

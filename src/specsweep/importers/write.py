@@ -29,15 +29,16 @@ from typing import Any
 
 import orjson
 
-from specsweep import SCHEMA_VERSION, __version__, inputs, redact
+from specsweep import SCHEMA_VERSION, __version__
 from specsweep.errors import DataError, UsageError
 from specsweep.importers.common import ImportOptions
 from specsweep.importers.grouping import MAX_CONCURRENCY
 from specsweep.importers.passes import Pass, ToRows
-from specsweep.inputs import open_regular
-from specsweep.paths import safe_name
-from specsweep.redact_copy import copy_scrubbed
-from specsweep.store import MANIFEST, SUMMARY, RunDir, atomic_write_bytes, dumps
+from specsweep.store import inputs, redact
+from specsweep.store.inputs import open_regular
+from specsweep.store.paths import safe_name
+from specsweep.store.redact_copy import copy_scrubbed
+from specsweep.store.run_dir import MANIFEST, SUMMARY, RunDir, atomic_write_bytes, dumps
 
 PENDING_MANIFEST = ".manifest.json.pending"
 

@@ -18,9 +18,8 @@ Executors (specsweep.executors.ray_executor) import only ``cells`` and ``job``. 
 below are the package's public surface.
 """
 
-from specsweep.orchestrate.cells import FAILURE_KINDS, failed_row, ok_row
-from specsweep.orchestrate.dryrun import describe_plan, preflight, refuse_unrunnable
-from specsweep.orchestrate.job import (
+from specsweep.executors.cells import FAILURE_KINDS, failed_row, ok_row
+from specsweep.executors.job import (
     BenchFn,
     CellSink,
     ConfigJob,
@@ -30,6 +29,8 @@ from specsweep.orchestrate.job import (
     default_bench_fn,
     run_config,
 )
+from specsweep.executors.signals import sigterm_as_interrupt, stopping
+from specsweep.orchestrate.dryrun import describe_plan, preflight, refuse_unrunnable
 from specsweep.orchestrate.manifest import create_run_dir, environment, load_run_plan, plan_rows
 from specsweep.orchestrate.run import (
     EXECUTORS,
@@ -40,7 +41,6 @@ from specsweep.orchestrate.run import (
     run_dir_lock,
     write_reports,
 )
-from specsweep.orchestrate.signals import sigterm_as_interrupt, stopping
 
 __all__ = [
     "EXECUTORS",

@@ -1,6 +1,6 @@
 """Dry run: what a plan would launch (``describe_plan``) and what would make launches fail here
 (``preflight``; ``refuse_unrunnable``: what stops a run before its run dir exists). The duration
-estimate is specsweep.progress.estimate_plan."""
+estimate is specsweep.commands.progress.estimate_plan."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import os
 import shutil
 from typing import Any
 
-from specsweep.config import Plan
+from specsweep.client.ray_support import require_ray
 from specsweep.errors import ConfigError
+from specsweep.experiment.argv import build_argv
+from specsweep.experiment.config import Plan
 from specsweep.preflight.engines import check_sim_profiles
 from specsweep.preflight.model import Check
-from specsweep.ray_support import require_ray
-from specsweep.servers.argv import build_argv
 
 
 def preflight(plan: Plan) -> list[str]:

@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from specsweep import __version__
-from specsweep.config import Plan
 from specsweep.errors import ConfigError
-from specsweep.fingerprint import used_files
-from specsweep.loader import plan_of
+from specsweep.experiment.config import Plan
+from specsweep.experiment.loader import plan_of
+from specsweep.experiment.stored import experiment_of, manifest_config, stored_id
 from specsweep.orchestrate.rounds import order_records
-from specsweep.run_secrets import experiment_of, manifest_config, stored_id
 from specsweep.servers.process import now_iso
-from specsweep.store import RunDir
+from specsweep.store.fingerprint import used_files
+from specsweep.store.run_dir import RunDir
 
 
 def _git_sha() -> str | None:

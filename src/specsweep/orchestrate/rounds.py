@@ -12,20 +12,20 @@ of the round in that one launch. Two orders for a grid with ``repeats: N`` (``ru
   launch per configuration (for engines whose launch takes many minutes), but a drift during the
   grid is confounded with the configuration.
 
-The adaptive design (specsweep.orchestrate.adaptive) makes its rounds from the rules' batches.
+The adaptive design (specsweep.design.loop) makes its rounds from the rules' batches.
 Rows carry ``round`` (for plain repeats, the repeat: ``round == repeat``) and ``seq`` (the run dir's
-storing order, specsweep.orchestrate.job.RunDirSink). The manifest's ``run_order`` records the
+storing order, specsweep.executors.job.RunDirSink). The manifest's ``run_order`` records the
 kind and the launch order of every round (``run_order_record``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Container, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from specsweep.adaptive.types import DesignSettings
-from specsweep.config import Cell, Plan, ServerConfig
+from specsweep.design.loop import design_settings
+from specsweep.experiment.config import Cell, Plan, ServerConfig
 
 RUN_ORDERS = ("interleaved", "blocked", "adaptive")
 
@@ -87,15 +87,6 @@ def run_order_record(plan: Plan) -> dict[str, Any]:
     if kind == "adaptive":
         return {"kind": kind, "rounds": []}
     return {"kind": kind, "rounds": [[x.cfg.label for x in r.launches] for r in rounds(plan)]}
-
-
-def design_settings(plan: Plan) -> DesignSettings:
-    """The experiment's ``adaptive:`` settings, with each config's method as its BH family (the
-    pairs within a method, what its sweep report compares, are adjusted apart from the pairs across
-    methods: DesignSettings.families)."""
-    assert plan.experiment.adaptive is not None
-    fams = tuple((c.label, c.method or "none") for c in plan.configs)
-    return replace(plan.experiment.adaptive.settings(), families=fams)
 
 
 def order_records(plan: Plan) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 One runner per run dir at a time (an flock on RUN_DIR/.lock). The run goes in rounds
 (specsweep.orchestrate.rounds: interleaved or blocked repeats; the adaptive design's rounds come
-from specsweep.orchestrate.adaptive); each round's launches run on an executor chosen from
+from specsweep.design.loop); each round's launches run on an executor chosen from
 ``EXECUTORS``: ``local`` (here, one after another) or ``ray`` (specsweep.executors.ray_executor, an
 optional extra loaded only when chosen). Either way each cell is written as it finishes, so memory
 stays flat in the number of cells: ``RunOutcome.rows`` reads them back.
@@ -22,24 +22,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from specsweep.config import Plan, lossless_pair
+from specsweep.client.ray_support import require_ray
 from specsweep.errors import EXIT_REPORT_FAILED, ConfigError, SpecsweepError, UsageError
+from specsweep.executors.job import BenchFn, ConfigJob, Observer, RunDirSink, no_observer, run_config
+from specsweep.executors.signals import raise_if_interrupted, signals_deferred, sigterm_as_interrupt
+from specsweep.experiment.config import Plan, lossless_pair
+from specsweep.experiment.stored import finished_cells
 from specsweep.orchestrate.dryrun import preflight
-from specsweep.orchestrate.job import BenchFn, ConfigJob, Observer, RunDirSink, no_observer, run_config
 from specsweep.orchestrate.rounds import order_records, rounds, run_order
-from specsweep.orchestrate.signals import raise_if_interrupted, signals_deferred, sigterm_as_interrupt
-from specsweep.paths import write_failed
 from specsweep.preflight import for_manifest as preflight_for_manifest
 from specsweep.preflight.checks import of_measurements
-from specsweep.ray_support import require_ray
-from specsweep.run_secrets import finished_cells
 from specsweep.servers.process import now_iso
-from specsweep.store import RunDir, atomic_write_bytes, dumps
+from specsweep.store.paths import write_failed
+from specsweep.store.run_dir import RunDir, atomic_write_bytes, dumps
 
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from specsweep.orchestrate.adaptive import PlanNext
+    from specsweep.design.loop import PlanNext
 
 
 class Executor(Protocol):
@@ -110,7 +110,7 @@ def execute(
     plan_next: PlanNext | None = None,
 ) -> RunOutcome:
     """Run every unfinished cell of ``plan`` into ``run_dir``, in rounds (specsweep.orchestrate.
-    rounds; the adaptive design's rounds when the experiment has one: specsweep.orchestrate.adaptive,
+    rounds; the adaptive design's rounds when the experiment has one: specsweep.design.loop,
     whose rules ``plan_next`` may replace). KeyboardInterrupt propagates after teardown, with the
     manifest marked ``interrupted``. ``executor="ray"``: a round's launches run as Ray tasks
     (specsweep.executors.ray_executor; ``executor_options``: address, max_parallel, ...).
@@ -219,7 +219,7 @@ def _execute(
             )
             try:
                 if adaptive:
-                    from specsweep.orchestrate.adaptive import run_design
+                    from specsweep.design.loop import run_design
 
                     run_design(plan, run_dir, ex, observer=observer, plan_next=plan_next)
                 for rnd in todo:
@@ -341,7 +341,8 @@ def _lossless_view(run_dir: RunDir, plan: Plan) -> Any:
     opts = plan.experiment.lossless
     if opts is None:
         return None
-    from specsweep.lossless import compare_collected, to_view
+    from specsweep.client.lossless import compare_collected
+    from specsweep.report.build.lossless import to_view
 
     ref, against = lossless_pair(opts, [c.label for c in plan.configs])
     servers = run_dir.manifest.get("servers") or {}

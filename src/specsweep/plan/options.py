@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from specsweep import tracking
+from specsweep.console import tracking
 from specsweep.plan.cells import CellSource
 from specsweep.plan.fleet import FleetResult, Pool, evaluate
 from specsweep.workload.lengths import length_bounds

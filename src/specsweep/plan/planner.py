@@ -8,10 +8,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from specsweep import tracking
 from specsweep.analysis.core import measure_noise
 from specsweep.analysis.data import Dataset, load
 from specsweep.analysis.recommend import engine_flags, scenario_class
+from specsweep.console import tracking
 from specsweep.errors import ConfigError, UsageError, one_of
 from specsweep.plan import options as opts
 from specsweep.plan.cells import CellSource

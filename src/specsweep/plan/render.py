@@ -6,8 +6,8 @@ import html
 import json
 from typing import Any
 
-from specsweep.md_inert import inert
-from specsweep.terminal import md_inline, md_tree
+from specsweep.console.md_inert import inert
+from specsweep.console.terminal import md_inline, md_tree
 
 
 def _pct(x: float | None) -> str:
@@ -25,7 +25,7 @@ def _rules(o: dict[str, Any]) -> str:
 
 def to_markdown(view: dict[str, Any]) -> str:
     """The plan as Markdown: strings from outside shown as text (``md_tree``), no live HTML and no
-    escape that shows inside a code span (:func:`specsweep.md_inert.inert`)."""
+    escape that shows inside a code span (:func:`specsweep.console.md_inert.inert`)."""
     return inert(_markdown(view))
 
 

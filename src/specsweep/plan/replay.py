@@ -27,7 +27,7 @@ from typing import Any
 import aiohttp
 import numpy as np
 
-from specsweep import tracking
+from specsweep.console import tracking
 from specsweep.errors import BenchError
 from specsweep.plan import fleetsim
 from specsweep.plan.options import Option

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specsweep.config_checks import read_yaml_file
 from specsweep.errors import ConfigError
+from specsweep.store.strict_yaml import read_yaml_file
 
 SHARE_TOLERANCE = 1e-3
 MAX_LOAD = 1_000_000  # users in flight, or requests/s (as experiment files' concurrency levels)

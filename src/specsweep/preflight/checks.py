@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from specsweep.config import Plan
+from specsweep.experiment.config import Plan
 from specsweep.preflight import engines, hostchecks, warmup
 from specsweep.preflight.host import Host
 from specsweep.preflight.model import Check, fold, fold_dicts
@@ -46,7 +46,7 @@ def run_checks(
 
 
 def probe_results(path: str | Path) -> list[Check]:
-    from specsweep.store import find_run_dirs
+    from specsweep.store.run_dir import find_run_dirs
 
     out = []
     for rd in find_run_dirs([path]):

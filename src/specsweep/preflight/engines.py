@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from specsweep.analysis.recommend import CUDA_GRAPH_CAP, spec_tokens
-from specsweep.config import Plan, ServerConfig
-from specsweep.fingerprint import config_json_sha256
+from specsweep.experiment.argv import build_argv, build_env, engine_of, flag, version_argv
+from specsweep.experiment.config import Plan, ServerConfig
 from specsweep.preflight.host import Host
 from specsweep.preflight.model import Check
-from specsweep.servers.argv import build_argv, build_env, engine_of, flag, version_argv
+from specsweep.store.fingerprint import config_json_sha256
 
 SGLANG_GRAPH_BS_DEFAULT = 160  # sglang's --cuda-graph-max-bs default on large-memory GPUs (it varies)
 

@@ -4,13 +4,13 @@ other busy processes against the cores left free; CPU frequency scaling."""
 
 from __future__ import annotations
 
-from specsweep.config import Plan, ServerConfig
+from specsweep.experiment.argv import build_env
+from specsweep.experiment.config import Plan, ServerConfig
 from specsweep.preflight.engines import argv_of, engine_of, flag, is_cpu_engine
 from specsweep.preflight.host import Host
 from specsweep.preflight.model import Check
 from specsweep.preflight.running import PINNABLE
 from specsweep.servers import affinity
-from specsweep.servers.argv import build_env
 
 GPU_BUSY_MEM_FRAC = 0.05  # memory in use on an idle GPU: a few hundred MiB of context at most
 GPU_BUSY_UTIL_PCT = 5

@@ -7,11 +7,11 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-from specsweep.config import Plan
+from specsweep.experiment.config import Plan
+from specsweep.measure.records import RequestRecord
 from specsweep.preflight.engines import argv_of, engine_of
 from specsweep.preflight.host import Host
 from specsweep.preflight.model import Check
-from specsweep.records import RequestRecord
 
 PROBE_FIRST = 4  # first measured requests compared with the rest
 STALL_RATIO = 3.0  # their median TTFT over the rest's median that reads as a stall

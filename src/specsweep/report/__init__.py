@@ -13,8 +13,8 @@ from pathlib import Path
 
 from specsweep.errors import UsageError, one_of
 from specsweep.report.build import build_view
+from specsweep.report.build.view import ReportView
 from specsweep.report.i18n import check_lang
-from specsweep.report.view import ReportView
 
 FORMATS = ("md", "html", "json", "table")
 
@@ -30,7 +30,7 @@ def render(view: ReportView, fmt: str = "md", lang: str = "en") -> str:
     if fmt == "json":
         return json_with_texts(view, lang) + "\n"
     if fmt == "html":
-        from specsweep.report.html import render_html
+        from specsweep.report.html.page import render_html
 
         return render_html(view, lang)
     if fmt == "table":
@@ -42,7 +42,7 @@ def render(view: ReportView, fmt: str = "md", lang: str = "en") -> str:
 
 def write_report(view: ReportView, path: str | Path, fmt: str = "md", lang: str = "en") -> Path:
     """Render and write atomically; returns the path."""
-    from specsweep.store import atomic_write_bytes
+    from specsweep.store.run_dir import atomic_write_bytes
 
     p = Path(path)
     atomic_write_bytes(p, render(view, fmt, lang).encode("utf-8"))
@@ -53,8 +53,8 @@ def json_with_texts(view: ReportView, lang: str) -> str:
     """The view model as JSON, every message also rendered (``text``) in ``lang`` for JSON consumers."""
     import json
 
+    from specsweep.report.build.view import Msg
     from specsweep.report.i18n import text
-    from specsweep.report.view import Msg
 
     def walk(x: object) -> object:
         if isinstance(x, dict):

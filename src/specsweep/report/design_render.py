@@ -1,13 +1,13 @@
 """The adaptive design's section in Markdown and HTML (en and zh through the i18n tables): one line
 at the top (time spent against the same grid with ``repeats: 3``) and the table of how each cell was
-decided (:class:`~specsweep.report.design_view.DesignView`)."""
+decided (:class:`~specsweep.report.build.view_design.DesignView`)."""
 
 from __future__ import annotations
 
-from specsweep.report.design_view import DesignMsg, DesignPair, DesignView
-from specsweep.report.html_kit import HtmlPage, esc, md_inline
+from specsweep.report.build.view import Msg, ReportView
+from specsweep.report.build.view_design import DesignMsg, DesignPair, DesignView
+from specsweep.report.html.kit import HtmlPage, esc, md_inline
 from specsweep.report.i18n import fmt_pct, label, text
-from specsweep.report.view import Msg, ReportView
 
 
 def _t(m: DesignMsg, lang: str) -> str:

@@ -1,7 +1,7 @@
 """The view model's display decisions in words, shared by the Markdown, HTML and terminal renderers.
 
-What to show is decided by :class:`~specsweep.report.view.ReportView` (``short``, ``config_name``,
-``winner_name``, :func:`~specsweep.report.view.band_range`); this module only puts a decision in a
+What to show is decided by :class:`~specsweep.report.build.view.ReportView` (``short``, ``config_name``,
+``winner_name``, :func:`~specsweep.report.build.view.band_range`); this module only puts a decision in a
 language, so no two renderers can word one cell differently.
 """
 
@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from specsweep.report.i18n import fmt_num, label, text
-from specsweep.report.view import (
+from specsweep.report.build.view import (
     CellView,
     ClassBest,
     EngineFlags,
@@ -22,6 +21,7 @@ from specsweep.report.view import (
     cells_text,
     level_text,
 )
+from specsweep.report.i18n import fmt_num, label, text
 
 __all__ = [
     "advice_text", "aside_text", "basis_text", "counted", "deployed_flags", "recommended_text", "sentences", "value_text", "winner_text",
@@ -124,7 +124,7 @@ def basis_text(r: Recommendation, lang: str) -> str:
     noise and the deciding look; the verdict basis's label when no cell advice was read."""
     b = r.decided_on
     if b is None:
-        from specsweep.report.verdict_notes import rests_on
+        from specsweep.report.build.verdict_notes import rests_on
 
         return label(rests_on(r.basis), lang)
     runs = str(b.runs_low) if b.runs_low == b.runs_high else f"{b.runs_low}-{b.runs_high}"

@@ -6,9 +6,9 @@ import html
 import math
 
 from specsweep.report import i18n
-from specsweep.report.domains import DomainAdvice, DomainRow, DomainsView, DomainWinner
-from specsweep.report.html_kit import md_inline
-from specsweep.report.view import Msg, ReportView
+from specsweep.report.build.domains import DomainAdvice, DomainRow, DomainsView, DomainWinner
+from specsweep.report.build.view import Msg, ReportView
+from specsweep.report.html.kit import md_inline
 
 _S: dict[str, dict[str, str]] = {
     "en": {

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from specsweep.md_inert import inert as inert
+from specsweep.console.md_inert import inert as inert
 from specsweep.report import i18n
+from specsweep.report.build.verdict_notes import picked_configs
+from specsweep.report.build.view import Msg, ReportView, band_range, level_text
 from specsweep.report.design_render import design_markdown, design_summary_md
 from specsweep.report.display import (
     advice_text,
@@ -21,8 +23,6 @@ from specsweep.report.display import (
 from specsweep.report.domains_render import domains_markdown
 from specsweep.report.i18n import fmt_num, fmt_pct, label, text
 from specsweep.report.md_escape import escaped_view
-from specsweep.report.verdict_notes import picked_configs
-from specsweep.report.view import Msg, ReportView, band_range, level_text
 
 
 def _row(cells: list[str]) -> str:

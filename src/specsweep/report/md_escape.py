@@ -5,7 +5,7 @@ imported results. Before the Markdown renderer sees the view, every string in it
 ``md_inline`` (``escaped_view``): a line break is shown as ``\\n`` (it would end a table row or start
 a heading), other control characters as ``\\x07``-style escapes (a BEL or ESC would act on the
 terminal the report is printed to), and ``[`` ``]`` are backslash-escaped (``[x](http://evil)``
-would be a live link). :func:`specsweep.md_inert.inert` then reads the whole Markdown as a renderer
+would be a live link). :func:`specsweep.console.md_inert.inert` then reads the whole Markdown as a renderer
 does: ``<`` that could open a tag is ``&lt;`` everywhere, ``&`` is escaped only where it would begin
 an entity, ``>`` is never escaped, and inside code spans (shown verbatim) the bracket escapes go. The
 mapping is the same for every string, so the view's lookups (cells by label) still match.
@@ -13,9 +13,9 @@ mapping is the same for every string, so the view's lookups (cells by label) sti
 
 from __future__ import annotations
 
-from specsweep.report.view import ReportView
-from specsweep.terminal import md_inline as md_inline
-from specsweep.terminal import md_tree
+from specsweep.console.terminal import md_inline as md_inline
+from specsweep.console.terminal import md_tree
+from specsweep.report.build.view import ReportView
 
 
 def escaped_view(view: ReportView) -> ReportView:

@@ -1,4 +1,4 @@
-"""Plots of a :class:`~specsweep.report.view.ReportView`, drawn with matplotlib (Agg / SVG, no pyplot).
+"""Plots of a :class:`~specsweep.report.build.view.ReportView`, drawn with matplotlib (Agg / SVG, no pyplot).
 
 - one figure per latency/throughput metric: small multiples, one panel per scenario, one line per
   config (a compare report draws each config of a method as its own line, in the method's colour
@@ -40,7 +40,7 @@ from matplotlib.ticker import FuncFormatter
 
 from specsweep.errors import UsageError, one_of
 from specsweep.report import i18n
-from specsweep.report.view import CellView, PlotLine, ReportView, WinnerRow, level_text
+from specsweep.report.build.view import CellView, PlotLine, ReportView, WinnerRow, level_text
 
 # metrics drawn as small multiples, in this order (those the view has values for)
 PLOT_METRICS = ("total_throughput", "mean_tpot_ms", "mean_ttft_ms", "mean_e2e_latency_ms")

@@ -1,5 +1,5 @@
 """The core metrics table in the terminal (rich), fitted to the terminal's width without cutting a
-value (:mod:`specsweep.term_table`), then every invalid run and failed request with its reason."""
+value (:mod:`specsweep.console.table`), then every invalid run and failed request with its reason."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import os
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
+from specsweep.console.table import fit
+from specsweep.console.terminal import one_line
+from specsweep.report.build.view import ReportView, level_text
 from specsweep.report.display import value_text
 from specsweep.report.i18n import label, text
 from specsweep.report.markdown import winner_table
-from specsweep.report.view import ReportView, level_text
-from specsweep.term_table import fit
-from specsweep.terminal import one_line
 
 __all__ = ["print_table", "table_text", "winner_table"]
 

@@ -80,7 +80,7 @@ def _flag_values(argv: Sequence[str], names: Sequence[str]) -> list[str]:
 
 
 def engine_cpus(engine: str, argv: Sequence[str], env: Mapping[str, str]) -> frozenset[int] | None:
-    """The cores the server's own settings name (``engine``: ``servers.argv.engine_of``; llama.cpp's
+    """The cores the server's own settings name (``engine``: ``experiment.argv.engine_of``; llama.cpp's
     flags and vLLM-CPU's variable are read only for their engine), None when they name none. Raises
     ValueError on a malformed list (the message names it)."""
     if engine == "llamacpp":

@@ -19,8 +19,8 @@ import threading
 import time
 from typing import IO
 
-from specsweep import redact
 from specsweep.servers.spawn import STOP_SIGNALS
+from specsweep.store import redact
 
 IDLE_S = 0.2
 MAX_LINE = 1 << 16

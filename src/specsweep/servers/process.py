@@ -20,13 +20,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
-from specsweep import redact
-from specsweep.config import ServerConfig
+from specsweep.console.terminal import visible_controls
 from specsweep.errors import ServerError
+from specsweep.experiment.argv import base_url, build_argv, build_env, engine_of, version_argv
+from specsweep.experiment.config import ServerConfig
 from specsweep.servers import affinity, readiness, reap, spawn
-from specsweep.servers.argv import base_url, build_argv, build_env, engine_of, version_argv
 from specsweep.servers.logpump import LogPump
-from specsweep.terminal import visible_controls
+from specsweep.store import redact
 
 log = logging.getLogger(__name__)
 

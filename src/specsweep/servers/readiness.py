@@ -9,7 +9,7 @@ import urllib.request
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from specsweep import redact
+from specsweep.store import redact
 
 
 class ProbeError(Exception):

@@ -42,9 +42,9 @@ from typing import Any
 
 import orjson
 
-from specsweep import inputs
-from specsweep.inputs import MAX_MANIFEST_BYTES
 from specsweep.servers.spawn import held_stop_signals
+from specsweep.store import inputs
+from specsweep.store.inputs import MAX_MANIFEST_BYTES
 
 log = logging.getLogger(__name__)
 

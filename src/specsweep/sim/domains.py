@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from specsweep.store import find_run_dirs
+from specsweep.store.run_dir import find_run_dirs
 
 Points = dict[str, list[tuple[int, float]]]  # category -> [(k, measured acceptance length)]
 

@@ -110,7 +110,7 @@ def rows_to_cells(
 
 
 def load_cells(paths: Sequence[str | Path]) -> list[ObservedCell]:
-    from specsweep.store import find_run_dirs
+    from specsweep.store.run_dir import find_run_dirs
 
     cells: list[ObservedCell] = []
     for rd in find_run_dirs(paths):

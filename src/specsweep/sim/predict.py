@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from specsweep.metrics_category import per_category
-from specsweep.records import RequestRecord
+from specsweep.measure.per_category import per_category
+from specsweep.measure.records import RequestRecord
+from specsweep.measure.steady import steady_state, waves
 from specsweep.sim.engine import Counters, Engine
 from specsweep.sim.profile import Profile
-from specsweep.steady import steady_state, waves
 from specsweep.workload.arrivals import arrival_offsets
 from specsweep.workload.datasets import FILE_DATASETS
 from specsweep.workload.lengths import length_bounds, sample_lengths
@@ -198,7 +198,7 @@ def spec_summary(c: Counters) -> dict[str, Any]:
 
 def run_metrics(records: list[RequestRecord]) -> dict[str, Any]:
     """The bench metrics (sglang keys) of simulated records: the same code as for real runs."""
-    from specsweep.metrics import compute_metrics
+    from specsweep.measure.metrics import compute_metrics
 
     return compute_metrics(records)
 

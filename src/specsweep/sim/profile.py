@@ -20,8 +20,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from specsweep.config_checks import read_yaml_file
 from specsweep.errors import ConfigError, UsageError, one_of
+from specsweep.store.strict_yaml import read_yaml_file
 
 PROFILES_DIR = Path(__file__).parent / "profiles"
 

@@ -80,7 +80,7 @@ def reference_rows(path: str | Path) -> list[dict[str, Any]]:
 
 def write_results_dir(rows: list[dict[str, Any]], results_dir: str | Path, name: str = "reference") -> Path:
     """One run dir holding ``rows`` as its summary (fixed stamp: reruns overwrite nothing, add a -N)."""
-    from specsweep.store import RunDir
+    from specsweep.store.run_dir import RunDir
 
     manifest = {"source": "seed-results.csv (reference reports)", "imported": True, "rows": len(rows)}
     rd = RunDir.create(results_dir, name, manifest, stamp="import")

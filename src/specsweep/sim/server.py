@@ -26,9 +26,9 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from specsweep import kstamp
+from specsweep.client import kstamp
 from specsweep.errors import UsageError
-from specsweep.records import CATEGORY_HEADER
+from specsweep.measure.records import CATEGORY_HEADER
 from specsweep.sim import reqparse, responses
 from specsweep.sim.driver import EngineDriver, LiveRequest
 from specsweep.sim.engine import Engine

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from specsweep.errors import UsageError
-from specsweep.records import RequestSpec
+from specsweep.measure.records import RequestSpec
 from specsweep.workload.datasets import FILE_DATASETS, WHERE, DatasetRef, dataset_specs
 from specsweep.workload.lengths import sample_lengths
 from specsweep.workload.scenarios import Scenario

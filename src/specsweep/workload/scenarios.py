@@ -13,8 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from specsweep.config_checks import read_yaml_file
 from specsweep.errors import ConfigError, UsageError, one_of
+from specsweep.store.strict_yaml import read_yaml_file
 from specsweep.workload.datasets.ref import DatasetRef
 
 DatasetName = Literal[

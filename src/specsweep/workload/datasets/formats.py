@@ -37,8 +37,8 @@ from typing import Any
 
 import orjson
 
-from specsweep import inputs
 from specsweep.errors import DataError, MissingDependency, UsageError
+from specsweep.store import inputs
 from specsweep.workload.datasets.ref import DatasetRef, clean_category
 
 

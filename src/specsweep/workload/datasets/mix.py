@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from specsweep.errors import UsageError
-from specsweep.records import RequestSpec
+from specsweep.measure.records import RequestSpec
 from specsweep.workload.datasets.formats import Item, load_items
 from specsweep.workload.datasets.ref import DatasetRef
 

@@ -1,0 +1,1 @@
+"""One run's records -> its metrics: per request category, acceptance, steady state."""

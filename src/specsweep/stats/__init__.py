@@ -1,0 +1,1 @@
+"""Pure statistics: basic, noise (incl. launches), compare, sequential, planning."""

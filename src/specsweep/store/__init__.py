@@ -1,0 +1,1 @@
+"""Run dirs and what crosses the disk: inputs from outside, redaction, paths, fingerprints."""

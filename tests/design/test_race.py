@@ -1,0 +1,218 @@
+"""The adaptive design's second generation (specsweep.design.race / race_plan): short first looks,
+run length chosen per cell, at most two launches per config; driven in virtual time."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from specsweep.design import race, race_plan
+from specsweep.design.schedule import plan_next
+from specsweep.design.types import DesignState, Observation, Point
+from specsweep.experiment.adaptive import DesignSettings
+
+POINTS: list[Point] = [("chat", c) for c in (1, 8, 32, 64, 96, 128)]
+LABELS = ["A", "B", "C"]
+LAUNCH = dict.fromkeys(LABELS, 300.0)
+RACE = DesignSettings(race=True, budget_fraction=None)
+
+
+def replay(
+    truth: Callable[[str, Point], float], noise: float = 0.02, seed: int = 0, settings: DesignSettings = RACE,
+    launch_sd: float = 0.0, bias: Callable[[str, Point], float] = lambda c, p: 0.0,
+) -> tuple[list[DesignState], list[Observation]]:  # fmt: skip
+    """Each run: truth x exp(N(0, noise) + its launch's level + bias(c, p) x g(length)), 100 s a full run."""
+    rng = np.random.default_rng(seed)
+    obs: list[Observation] = []
+    states = [plan_next(obs, LABELS, POINTS, settings, LAUNCH)]
+    count: Counter[tuple[str, Point]] = Counter()
+    while states[-1].next is not None:
+        batch = states[-1].next
+        for la in batch.launches:
+            level = rng.normal(0.0, launch_sd)
+            for i, p in enumerate(la.runs):
+                f = la.length(i)
+                v = truth(la.label, p) * math.exp(
+                    rng.normal(0.0, noise) + level + bias(la.label, p) * race.g(f)
+                )
+                obs.append(
+                    Observation(la.label, p, count[(la.label, p)], batch.round, len(obs), v, 100.0 * f, f)
+                )
+                count[(la.label, p)] += 1
+        states.append(plan_next(obs, LABELS, POINTS, settings, LAUNCH))
+    return states, obs
+
+
+def test_run_length_is_whole_waves_and_never_a_single_burst() -> None:
+    assert race.run_prompts(0.125, 32, 1, 2) == 4  # an eighth of 32 waves
+    assert race.run_prompts(0.125, 512, 64, 2) == 128  # an eighth is one wave: two waves
+    assert race.run_prompts(0.125, 64, 64, 2) == 64  # never more than the reference
+    assert race.run_prompts(0.3, 1024, 128, 2) == 256  # 2.4 waves -> 2
+    assert race.g(1.0) == 0.0 and race.g(0.125) == pytest.approx(1.0) and race.g(0.0625) > 2
+
+
+def test_look_0_is_a_short_run_of_every_config_in_every_cell() -> None:
+    s = plan_next([], LABELS, POINTS, RACE, LAUNCH)
+    assert s.next is not None and s.next.round == 0
+    assert [la.label for la in s.next.launches] == LABELS
+    for la in s.next.launches:
+        assert la.runs == tuple(POINTS) and la.lengths == (RACE.short_fraction,) * len(POINTS)
+
+
+@pytest.mark.parametrize("cap", [2, 3])
+def test_a_config_far_behind_at_look_0_gets_nothing_more_and_each_config_launches_at_most_its_cap(
+    cap: int,
+) -> None:
+    s = replace(RACE, launches=cap)
+    states, obs = replay(lambda c, p: 300.0 if c == "C" else 1000.0 * (1.1 if c == "A" else 1.0), settings=s)
+    assert all(o.label != "C" for o in obs if o.round >= 1)  # C: a third of the others, out at look 0
+    launches = Counter(lab for lab, _r in {(o.label, o.round) for o in obs})
+    assert max(launches.values()) <= cap and states[-1].next is None
+    cells = {c.point: c for c in states[-1].cells}
+    assert all(c.leader == "A" for c in cells.values())
+    assert sum(c.status == "decided" for c in cells.values()) >= 5  # 10% gaps at 2% noise
+
+
+def test_later_runs_length_follows_the_noise() -> None:
+    """Quiet runs and loud launch levels: the relaunch's runs are short (the launch dominates anyway);
+    a strong short-run bias: longer runs."""
+    quiet = DesignSettings(race=True, budget_fraction=None, launch_sd=0.03, short_bias=0.0)
+    biased = DesignSettings(race=True, budget_fraction=None, launch_sd=0.005, short_bias=0.10)
+    lengths = {}
+    for name, s in (("quiet", quiet), ("biased", biased)):
+        states, _obs = replay(lambda c, p: 1000.0 * (1.03 if c == "A" else 1.0), settings=s)
+        nxt = states[1].next
+        assert nxt is not None and nxt.round == 1
+        lengths[name] = max(f for la in nxt.launches for f in la.lengths)
+    assert lengths["quiet"] < lengths["biased"]
+
+
+def test_the_best_weight_splits_launch_noise_and_avoids_bias() -> None:
+    w, v = race.best_weight(0.01, 0.01, 1.0, 0.0, 0.0)  # launch-dominated, no bias: half and half
+    assert w == pytest.approx(0.5) and v == pytest.approx(0.005)
+    w2, _v = race.best_weight(0.01, 0.01, 1.0, 0.0, 0.2)  # a large short-run bias: the long runs
+    assert w2 == pytest.approx(0.1)  # argmin of 0.01 w^2 + 0.01 (1 - w)^2 + 0.08 w^2
+
+
+def test_launch_noise_and_bias_widen_look_0() -> None:
+    a = race.Side((math.log(1.3),), 0.125, (), 1.0)
+    b = race.Side((0.0,), 0.125, (), 1.0)
+    p_plain = race.look0(a, b, DesignSettings(launch_sd=0.0), 0.0).p
+    p_launch = race.look0(a, b, DesignSettings(launch_sd=0.05), 0.0).p
+    p_bias = race.look0(a, b, DesignSettings(launch_sd=0.0), 0.05).p
+    assert p_plain < p_launch and p_plain < p_bias
+
+
+def test_a_bias_larger_than_the_prior_is_measured_from_short_against_long_runs() -> None:
+    rng = np.random.default_rng(1)
+    beta = {(c, p): rng.normal(0.0, 0.08) for c in LABELS for p in POINTS}
+    s = DesignSettings(race=True, budget_fraction=None, launch_sd=0.005, request_sd=0.0)  # as this world
+    _states, obs = replay(
+        lambda c, p: 1000.0, noise=0.005, settings=s, bias=lambda c, p: beta[(c, p)], seed=2
+    )
+    assert {o.length for o in obs if o.round == 1} != {s.short_fraction}  # longer runs: a lever on the bias
+    a = race_plan.assess(obs, LABELS, POINTS, s)
+    assert a.noise.bias > race_plan.prior_bias(s) * 2
+
+
+@pytest.mark.parametrize("launch_sd", [0.0, 0.03])
+def test_equal_configs_rarely_name_a_winner(launch_sd: float) -> None:
+    wins = 0
+    for seed in range(40):
+        states, _obs = replay(lambda c, p: 1000.0, noise=0.05, seed=seed, launch_sd=launch_sd,
+                              settings=DesignSettings(race=True, budget_fraction=None, launch_sd=0.03))  # fmt: skip
+        wins += any(ps.winner for c in states[-1].cells for ps in c.pairs)
+    assert wins <= 6  # 5% a replay (one family); 40 replays: 2 expected, 6 is beyond 3 SE
+
+
+def test_costs_count_full_length_runs_for_the_baseline() -> None:
+    states, obs = replay(lambda c, p: 1000.0)
+    s = states[-1]
+    # the baseline: 3 x (a full run, 100 s, of every config and cell + a launch per config)
+    assert s.baseline_s == pytest.approx(3 * (100.0 * len(POINTS) * 3 + 900.0))
+    launches = {(o.label, o.round) for o in obs}
+    assert s.spent_s == pytest.approx(sum(o.cost_s for o in obs) + 300.0 * len(launches))
+    assert s.spent_s < 0.5 * s.baseline_s
+
+
+def _short_pass(values: dict[tuple[str, Point], float]) -> list[Observation]:
+    return [Observation(c, p, 0, 0, i, v, 12.5, 0.125) for i, ((c, p), v) in enumerate(values.items())]
+
+
+def test_a_short_run_far_off_its_pairs_other_cells_decides_nothing_at_look_0() -> None:
+    """One heavy-tailed short run (A reads half its value at chat c=1) is held for the later looks;
+    a gap every cell shows is decided at look 0 as before."""
+    rng = np.random.default_rng(3)
+    vals = {(c, p): 1000.0 * math.exp(rng.normal(0.0, 0.02)) * (0.3 if c == "C" else 1.0)
+            for c in LABELS for p in POINTS}  # fmt: skip
+    vals[("A", POINTS[0])] *= 0.5
+    a = race_plan.assess(_short_pass(vals), LABELS, POINTS, RACE)
+    k = (POINTS[0], "A", "B")
+    assert a.held == {k, (POINTS[0], "A", "C")}
+    assert a.pairs[k].looks[0].p == 1.0 and k not in a.winner  # no decision from the one far-off run
+    assert a.pairs[(POINTS[0], "B", "C")].looks[0].p < 1e-6 and a.winner[(POINTS[0], "B", "C")] == "B"
+    assert "A" in a.contenders[POINTS[0]]  # still in the cell: the relaunch judges it
+    vals[("A", POINTS[0])] *= 2.0
+    assert not race_plan.assess(_short_pass(vals), LABELS, POINTS, RACE).held
+
+
+def test_each_launchs_runs_enter_by_a_huber_estimate() -> None:
+    assert race.huber([0.0, 0.01, -0.01, 0.5], 0.05) == pytest.approx(0.0, abs=0.03)  # the mean: 0.125
+    assert race.huber([0.0, 0.5], 0.05) == pytest.approx(0.25)  # two runs: nothing to tell, the mean
+    s = race.Side((0.0,), 0.125, (0.0, 0.02, 0.6, 0.1, 0.12), (0.125,) * 5, (1, 1, 1, 2, 2))
+    assert s.center(0.05) == pytest.approx(0.6 * race.huber([0.0, 0.02, 0.6], 0.05) + 0.4 * 0.11)
+    assert s.launch_share == pytest.approx(0.6**2 + 0.4**2)  # two launches: less launch variance
+    assert race.Side((), 1.0, (0.0, 0.0)).launch_share == 1.0
+
+
+def test_a_short_run_that_disagrees_with_the_later_runs_is_left_out_at_look_1() -> None:
+    s = DesignSettings(race=True, launch_sd=0.01, request_sd=0.0)
+    b = race.Side((0.0,), 0.125, (0.0, 0.0, 0.0), (0.125,) * 3)
+    noise = (0.02, 40.0)
+    for y0, used in ((0.02, True), (0.6, False)):
+        a = race.Side((y0,), 0.125, (0.01, 0.01, 0.01), (0.125,) * 3)
+        lk = race.look1(a, b, noise, noise, s, 0.0)
+        assert (lk.d == pytest.approx(0.01)) is not used  # left out: the later runs' difference alone
+        held = race.look1(a, b, noise, noise, s, 0.0, use_short=False)
+        assert held.d == pytest.approx(0.01)
+
+
+def test_the_third_launch_goes_to_open_cells_that_could_still_be_decided() -> None:
+    """A 6% gap at 3% noise and 3% launch levels: open after the relaunch, relaunched a third time;
+    all-equal configs: hopeless cells are left (futile), so the third launch costs less there."""
+    s = DesignSettings(race=True, budget_fraction=None, launches=3)
+    states, obs = replay(lambda c, p: 1000.0 * (1.06 if c == "A" else 1.0), noise=0.03, settings=s, seed=4)
+    assert max(o.round for o in obs) == 2
+    r2 = [o for o in obs if o.round == 2]
+    assert {o.label for o in r2} <= {"A", "B", "C"} and r2
+    assert all(ps.n_a <= 1 + 2 * s.max_repeats for c in states[-1].cells for ps in c.pairs)
+    eq_states, eq_obs = replay(lambda c, p: 1000.0, noise=0.03, settings=s, seed=4)
+    futile = [c for c in eq_states[-1].cells if c.stopped_by == "futile"]
+    assert futile and len({o.point for o in eq_obs if o.round == 2}) < len(POINTS)
+    two = replace(s, launches=2)
+    _st2, obs2 = replay(lambda c, p: 1000.0 * (1.06 if c == "A" else 1.0), noise=0.03, settings=two, seed=4)
+    assert max(o.round for o in obs2) == 1
+
+
+def test_equivalence_splits_its_level_over_the_later_looks() -> None:
+    lk1 = race.RaceLook(1, 0.0, 0.01, 50.0, 1.0, 0.01)
+    lk2 = race.RaceLook(2, 0.0, 0.01, 50.0, 1.0, 0.01)
+    three = race.RacePair((POINTS[0], "A", "B"), (lk1, lk2), 5, 5, race.SHARES[3])
+    assert three.p_eq_seq == pytest.approx(0.01 * 0.9 / 0.6)  # look 1 holds 0.6 of the later looks' 0.9
+    two = race.RacePair((POINTS[0], "A", "B"), (lk1,), 5, 5, race.SHARES[2])
+    assert two.p_eq_seq == pytest.approx(0.01)
+
+
+def test_the_launch_cap_is_an_adaptive_key_of_2_or_3() -> None:
+    from specsweep.errors import ConfigError
+    from specsweep.experiment.adaptive import AdaptiveOptions
+
+    assert AdaptiveOptions().settings().launches == 3
+    assert AdaptiveOptions.model_validate({"race": True, "launches": 2}).settings().launches == 2
+    with pytest.raises((ValueError, ConfigError), match="launches"):
+        AdaptiveOptions.model_validate({"launches": 4})
