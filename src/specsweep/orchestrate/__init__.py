@@ -3,19 +3,14 @@
 A launch per configuration per round; its runs of the round go against it (warmup per cell). The
 package, one job per module (each imports only the ones above it):
 
-    cells.py     a cell's summary row (ok_row, failed_row) and FAILURE_KINDS: why a cell failed
-    signals.py   SIGTERM as Ctrl-C; signals held off while a server is torn down
-    job.py       ConfigJob -> run_config: one configuration's server and its cells, into a CellSink
-                 (RunDirSink: straight into the run dir)
     dryrun.py    describe_plan (what would launch), preflight (what would fail to) and
                  refuse_unrunnable (what stops a run before its run dir exists)
     rounds.py    the run order: interleaved rounds or blocked launches, and the manifest's record of it
     manifest.py  a new run dir with its manifest (environment, config, plan); load_run_plan for resume
-    adaptive.py  the adaptive design's loop: first pass, then the rules' batches, round by round
     run.py       execute: the run dir lock, EXECUTORS {"local", "ray"}, the manifest's status, reports
 
-Executors (specsweep.executors.ray_executor) import only ``cells`` and ``job``. This module's names
-below are the package's public surface.
+One launch and its cells is specsweep.executors (job, cells, signals); the adaptive design's rounds
+come from specsweep.design.loop. This module's names below are the package's public surface.
 """
 
 from specsweep.executors.cells import FAILURE_KINDS, failed_row, ok_row
