@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specsweep.design.schedule import Costs, baseline, plan_next, target
+from specsweep.design.costs import Costs, baseline
+from specsweep.design.schedule import plan_next, target
 from specsweep.design.types import DesignState, Observation, Point
 from specsweep.experiment.adaptive import DesignSettings
 from specsweep.stats.sequential import look_sizes, look_weights

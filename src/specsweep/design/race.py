@@ -62,7 +62,6 @@ LENGTHS = (0.125, 0.25, 0.5, 1.0)  # the run lengths round 1 chooses from (share
 RELAX = 1.15  # round 1: the cheapest plan within this factor of the best reachable standard error
 REF_SHORT = 0.125  # short_bias is stated at this length
 MIN_BIAS_CELLS = 4  # cells with both looks before the short runs' bias is measured from the data
-BASELINE_REPEATS = 3
 
 
 def g(f: float) -> float:

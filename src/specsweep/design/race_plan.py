@@ -10,8 +10,8 @@ import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
+from specsweep.design.costs import FullCosts, baseline, spent
 from specsweep.design.race import (
-    BASELINE_REPEATS,
     LENGTHS,
     RELAX,
     SHARES,
@@ -128,41 +128,6 @@ def open_pairs(a: RaceAssessment, p: Hashable) -> list[PairKey]:
     cs = a.contenders.get(p, ())
     return [(p, cs[i], cs[j]) for i in range(len(cs)) for j in range(i + 1, len(cs))
             if (p, cs[i], cs[j]) not in a.winner and (p, cs[i], cs[j]) not in a.equivalent]  # fmt: skip
-
-
-class FullCosts:
-    """A full-length run's cost per (config, cell): measured cost / length; else the config's mean."""
-
-    def __init__(self, obs: Sequence[Observation], launch_s: Mapping[str, float]) -> None:
-        per: dict[tuple[str, Point], list[float]] = {}
-        for o in obs:
-            per.setdefault((o.label, o.point), []).append(o.cost_s / max(o.length, 1e-3))
-        self.cell = {k: sum(v) / len(v) for k, v in per.items()}
-        lab: dict[str, list[float]] = {}
-        for (c, _p), v in self.cell.items():
-            lab.setdefault(c, []).append(v)
-        self.label = {k: sum(v) / len(v) for k, v in lab.items()}
-        self.overall = sum(self.cell.values()) / len(self.cell) if self.cell else 0.0
-        self.launch_s = dict(launch_s)
-        self.launch_mean = sum(launch_s.values()) / len(launch_s) if launch_s else 0.0
-
-    def run(self, label: str, p: Point) -> float:
-        return self.cell.get((label, p), self.label.get(label, self.overall))
-
-    def launch(self, label: str) -> float:
-        return self.launch_s.get(label, self.launch_mean)
-
-
-def spent(obs: Sequence[Observation], costs: FullCosts) -> float:
-    return sum(o.cost_s for o in obs) + sum(
-        costs.launch(lab) for _r, lab in {(o.round, o.label) for o in obs}
-    )
-
-
-def baseline(configs: Sequence[str], points: Sequence[Point], costs: FullCosts) -> float:
-    """The same grid with ``repeats: 3`` (three interleaved rounds of full-length runs)."""
-    runs = sum(costs.run(c, p) for c in configs for p in points if (c, p) in costs.cell)
-    return BASELINE_REPEATS * (runs + sum(costs.launch(c) for c in configs))
 
 
 def plan_cell(a: RaceAssessment, p: Point, settings: DesignSettings, costs: FullCosts,

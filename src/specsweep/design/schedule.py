@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping, Sequence
 
+from specsweep.design.costs import Costs, baseline, spent
 from specsweep.design.rules import (
     PLAN_NOISE,
     Assessment,
@@ -40,47 +41,6 @@ from specsweep.stats.sequential import SINGLE_TAILS, PairKey, look_sizes, look_w
 
 MIN_NOISE_CELLS = 4  # cells with repeats a config's noise rests on before its single runs are judged
 WAIT = 0.9  # round 1: a cell this likely decided from its single runs once noise is measured waits
-BASELINE_REPEATS = 3
-
-
-def _costs(obs: Sequence[Observation]) -> tuple[dict[tuple[str, Point], float], dict[str, float], float]:
-    per: dict[tuple[str, Point], list[float]] = {}
-    for o in obs:
-        per.setdefault((o.label, o.point), []).append(o.cost_s)
-    cell = {k: sum(v) / len(v) for k, v in per.items()}
-    by_label: dict[str, list[float]] = {}
-    for (lab, _p), c in cell.items():
-        by_label.setdefault(lab, []).append(c)
-    label = {k: sum(v) / len(v) for k, v in by_label.items()}
-    overall = sum(cell.values()) / len(cell) if cell else 0.0
-    return cell, label, overall
-
-
-class Costs:
-    """A run's cost (its measured mean; else its config's mean; else the grid's) and a launch's."""
-
-    def __init__(self, obs: Sequence[Observation], launch_s: Mapping[str, float]) -> None:
-        self.cell, self.label, self.overall = _costs(obs)
-        self.launch_s = dict(launch_s)
-        self.launch_mean = sum(launch_s.values()) / len(launch_s) if launch_s else 0.0
-
-    def run(self, label: str, p: Point) -> float:
-        return self.cell.get((label, p), self.label.get(label, self.overall))
-
-    def launch(self, label: str) -> float:
-        return self.launch_s.get(label, self.launch_mean)
-
-
-def spent(obs: Sequence[Observation], costs: Costs) -> float:
-    """Runs' costs plus one launch per config per round it ran in."""
-    launches = {(o.round, o.label) for o in obs}
-    return sum(o.cost_s for o in obs) + sum(costs.launch(lab) for _r, lab in launches)
-
-
-def baseline(configs: Sequence[str], points: Sequence[Point], costs: Costs) -> float:
-    """The same grid with ``repeats: 3``: three interleaved rounds, a launch per config per round."""
-    runs = sum(costs.run(lab, p) for lab in configs for p in points if (lab, p) in costs.cell)
-    return BASELINE_REPEATS * (runs + sum(costs.launch(lab) for lab in configs))
 
 
 def budget_limit(settings: DesignSettings, base: float) -> float | None:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from specsweep.analysis import core
 from specsweep.analysis.data import Dataset
 from specsweep.design import observe
-from specsweep.design.schedule import BASELINE_REPEATS
+from specsweep.design.costs import BASELINE_REPEATS
 from specsweep.design.types import DesignState, PairStatus
 from specsweep.experiment.adaptive import DesignSettings
 from specsweep.report.build.view_design import DesignCell, DesignMsg, DesignPair, DesignView
