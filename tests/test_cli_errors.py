@@ -60,3 +60,20 @@ def test_an_interrupt_that_an_import_turned_into_another_error_exits_130(monkeyp
     finally:
         signal.signal(signal.SIGINT, old)
     assert "interrupted" in capsys.readouterr().err
+
+
+def test_main_gives_python_its_own_ctrl_c_handler_back() -> None:
+    """main() notes Ctrl-Cs while it runs; a caller in the same process (a test worker, a notebook)
+    keeps Python's own handler afterwards (tests/faults/test_lost_interrupt.py saw it leak)."""
+    import signal
+
+    from specsweep import cli
+
+    old = signal.getsignal(signal.SIGINT)
+    try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        with pytest.raises(SystemExit):
+            cli.main(["--version"])
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, old)

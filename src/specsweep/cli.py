@@ -65,18 +65,24 @@ def _note_interrupt(signum: int, frame: types.FrameType | None) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    noting = False
     with contextlib.suppress(ValueError):  # off the main thread: nothing to set
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             signal.signal(signal.SIGINT, _note_interrupt)
-    try:  # a Ctrl-C while the sub-commands are imported (the first ~0.6 s) is an interrupt too
-        parser = build_parser()
-    except KeyboardInterrupt:
-        return _interrupted()
-    except Exception:
-        if _INTERRUPTS:
+            noting = True
+    try:
+        try:  # a Ctrl-C while the sub-commands are imported (the first ~0.6 s) is an interrupt too
+            parser = build_parser()
+        except KeyboardInterrupt:
             return _interrupted()
-        raise
-    return _main(parser, argv)
+        except Exception:
+            if _INTERRUPTS:
+                return _interrupted()
+            raise
+        return _main(parser, argv)
+    finally:  # a caller in the same process (a test, a notebook) gets Python's own handler back
+        if noting and signal.getsignal(signal.SIGINT) is _note_interrupt:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _interrupted() -> int:
