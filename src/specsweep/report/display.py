@@ -140,11 +140,12 @@ def advice_text(configs: Sequence[str], state: str, lang: str) -> str:
 
 
 def deployed_flags(view: ReportView) -> dict[str, EngineFlags]:
-    """Every full config a recommendation names, with its engine flags, in the order named."""
+    """Every full config a recommendation names, with its engine flags, in the order named: a set the
+    verdicts leave even or undecided names each of its configs (the user deploys one of them)."""
     flags: dict[str, EngineFlags] = {}
     for rec in view.recommendations:
         for p in rec.picks:
-            ef = p.flags
-            if ef is not None and (ef.vllm or ef.sglang or ef.measured) and p.config not in flags:
-                flags[p.config] = ef
+            for cfg, ef in [(p.config, p.flags), *p.even_flags.items()]:
+                if ef is not None and (ef.vllm or ef.sglang or ef.measured) and cfg not in flags:
+                    flags[cfg] = ef
     return flags

@@ -183,12 +183,20 @@ def picks(
         extra: dict[str, Any] = {"even_with": list(even), "state": state, "band_pick": band,
                                  "more_runs": max(more) if more and state == "undecided" else None,
                                  "gap": max(gaps) if gaps and state == "undecided" else None}  # fmt: skip
+        extra["even_flags"] = {x: f for x in even if (f := _flags(t, x)) is not None}
         meta = t.dataset.configs.get(lab)
         if meta is None:
             out.append(V.Pick(config=lab, method="", cells=cs, **extra))
             continue
-        engine = recommend.engine_of(meta.backend or "")
-        f = recommend.engine_flags(meta.method, meta.params, meta.argv or None, engine=engine)
         out.append(V.Pick(config=lab, method=meta.method, params=dict(meta.params), cells=cs,
-                          flags=V.EngineFlags(**f), **extra))  # fmt: skip
+                          flags=_flags(t, lab), **extra))  # fmt: skip
     return out
+
+
+def _flags(t: core.Table, label: str) -> V.EngineFlags | None:
+    """The engine flags that deploy a config (None: not a config of these results)."""
+    meta = t.dataset.configs.get(label)
+    if meta is None:
+        return None
+    engine = recommend.engine_of(meta.backend or "")
+    return V.EngineFlags(**recommend.engine_flags(meta.method, meta.params, meta.argv or None, engine=engine))

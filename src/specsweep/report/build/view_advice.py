@@ -43,6 +43,7 @@ class Pick(Frozen):
     band_pick: bool = False  # the band's config, covering ``cells`` by a tie (even or undecided there)
     more_runs: int | None = None  # undecided: about this many more runs a side would decide ``gap``
     gap: Number = None
+    even_flags: dict[str, EngineFlags] = Field(default_factory=dict)  # the flags of ``even_with``'s configs
 
 
 class SetAside(Frozen):
