@@ -30,7 +30,9 @@ def test_header_and_winner_cell_say_why(browser: str, tmp_path: Path, lang: str,
             text = await page.js("document.body.innerText")
             head = text[: text.index(words) + 200] if words in text else ""
             assert words in head and "docs/metrics.md" in text  # the link's text; its target:
-            assert await page.js("!!document.querySelector('a[href$=\"docs/metrics.md#metrics-of-other-clients\"]')")
+            assert await page.js(
+                "!!document.querySelector('a[href$=\"docs/metrics.md#metrics-of-other-clients\"]')"
+            )
             assert words in await page.js(WINNER)
             assert page.errors() == []
 
