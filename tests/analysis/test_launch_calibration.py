@@ -5,25 +5,17 @@ true 10% gap holds with plain noise, and imported files of two configs are marke
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
+from tests.benchmark_module import load_benchmark
 
 pytestmark = pytest.mark.slow  # ~5-10 s: 60 grids through the report's verdicts
 
 
 @pytest.fixture(scope="module")
 def calib() -> ModuleType:
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "launch_calibration.py"
-    spec = importlib.util.spec_from_file_location("launch_calibration", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("launch_calibration")
 
 
 def _shape(calib: ModuleType, name: str, path: str = "native") -> object:

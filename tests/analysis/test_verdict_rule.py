@@ -3,9 +3,7 @@ power claim holds), multiplicity control, and what the JSON verdicts carry."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -13,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 from test_analysis import K3, K5, make_run, row
+from tests.benchmark_module import load_benchmark
 
 from specsweep.report import build_view
 from specsweep.stats import basic as stats
@@ -22,13 +21,7 @@ LEVEL = stats.DEFAULT_LEVEL
 
 @pytest.fixture(scope="module")
 def calib() -> ModuleType:
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "verdict_calibration.py"
-    spec = importlib.util.spec_from_file_location("verdict_calibration", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("verdict_calibration")
 
 
 CELLS = 300

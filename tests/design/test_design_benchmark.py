@@ -3,26 +3,18 @@ costs are counted as documented, and the design decides the grid's large gaps fo
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
+from tests.benchmark_module import load_benchmark
 
 from specsweep.experiment.adaptive import DesignSettings
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "adaptive_design.py"
-    spec = importlib.util.spec_from_file_location("adaptive_design", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("adaptive_design")
 
 
 def test_the_reference_grid_and_its_costs(bench: ModuleType) -> None:
