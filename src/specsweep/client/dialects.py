@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from specsweep.errors import UsageError, one_of
-from specsweep.store import redact
+from specsweep.store import redact_pieces
 
 DONE = b"[DONE]"
 # No response carries more tokens than this (no model has a 10M-token context): a larger count is a
@@ -31,8 +31,8 @@ OVER_CAP = "over_max_tokens"
 
 
 def _shown(payload: bytes, limit: int) -> str:
-    """A payload in an error message: as ``repr`` shows it, scrubbed before it is cut (``redact.clip``)."""
-    return redact.clip(repr(payload[: 16 * limit]), limit)
+    """A payload in an error message: as ``repr`` shows it, scrubbed before it is cut (``redact_pieces.clip``)."""
+    return redact_pieces.clip(repr(payload[: 16 * limit]), limit)
 
 
 class ChunkError(Exception):
@@ -231,7 +231,7 @@ class Dialect:
         if "error" in obj and not obj.get("choices") and "text" not in obj:
             err = obj["error"]
             msg = err.get("message", err) if isinstance(err, dict) else err
-            raise ChunkError("server_error", f"server error in stream: {redact.clip(str(msg), 300)}")
+            raise ChunkError("server_error", f"server error in stream: {redact_pieces.clip(str(msg), 300)}")
         if self.native:
             return _parse_sglang(obj, st, count)
         return _parse_openai(obj, st, count, chat=self.chat)

@@ -51,7 +51,7 @@ from specsweep.client.transport import (
 )
 from specsweep.errors import BenchError
 from specsweep.measure.records import CATEGORY_HEADER, RequestRecord, RequestSpec
-from specsweep.store import redact
+from specsweep.store import redact_pieces
 from specsweep.workload.arrivals import arrival_offsets
 from specsweep.workload.prompts import generate, warmup_specs
 from specsweep.workload.scenarios import default_num_prompts
@@ -184,11 +184,11 @@ class Runner:
                 return
             if resp.status != 200:
                 # read past the 500 characters kept: a secret the server echoes is scrubbed whole
-                # before the cut (redact.clip), never cut first and left half-shown
+                # before the cut (redact_pieces.clip), never cut first and left half-shown
                 detail = (await resp.content.read(ERROR_BODY_READ)).decode("utf-8", "replace")
                 rec.error_kind, rec.error = (
                     "http_status",
-                    f"HTTP {resp.status}: {redact.clip(detail.strip(), 500)}",
+                    f"HTTP {resp.status}: {redact_pieces.clip(detail.strip(), 500)}",
                 )
                 return
             dec = SSEDecoder()

@@ -5,7 +5,7 @@ Engines print their arguments and environment at startup (vLLM's "non-default ar
 ``redact.scrub_text`` keeps those out of ``logs/``. A line that is not finished within ``IDLE_S``
 is written as it is so far (a log tail must show a prompt without a newline), and very long lines
 in pieces of ``MAX_LINE`` bytes. A piece never ends inside a secret: what may be the start of one
-(``redact.open_tail``: the start of a known secret, ``Bearer``, a token-shaped word) waits for the
+(``redact_pieces.open_tail``: the start of a known secret, ``Bearer``, a token-shaped word) waits for the
 rest, so a secret cut at ``MAX_LINE`` or written in two goes is scrubbed whole.
 """
 
@@ -20,7 +20,7 @@ import time
 from typing import IO
 
 from specsweep.servers.spawn import STOP_SIGNALS
-from specsweep.store import redact
+from specsweep.store import redact, redact_pieces
 
 IDLE_S = 0.2
 MAX_LINE = 1 << 16
@@ -75,7 +75,7 @@ class LogPump:
     def _emit_partial(self) -> None:
         """Write the unfinished line so far, less an end that may begin a secret."""
         text = self._buf.decode("utf-8", "surrogateescape")
-        keep = redact.open_tail(text)
+        keep = redact_pieces.open_tail(text)
         head, rest = text[: len(text) - keep], text[len(text) - keep :]
         if head:
             self._buf = rest.encode("utf-8", "surrogateescape")

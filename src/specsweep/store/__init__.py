@@ -6,6 +6,7 @@
     paths         output locations checked up front; write failures as one error
     redact        secrets: what counts as one, kept out of every sink
     redact_copy   a file copied with its secrets replaced (an import's ``source/``)
+    redact_pieces text that leaves in pieces (a cut message, a streamed log) without splitting a secret
     fingerprint   which binaries and model files a run used, by content hash
     launch_noise  the stored launch-noise calibration, per engine and host
 

@@ -7,7 +7,7 @@ import io
 import re
 from pathlib import Path
 
-from specsweep.store import redact
+from specsweep.store import redact, redact_pieces
 from specsweep.store.inputs import open_regular
 
 _COPY_CHUNK = 1 << 20
@@ -34,9 +34,9 @@ def copy_scrubbed(src: str | Path, dest: str | Path) -> bool:
                 cut = len(text)
             else:
                 cut = max((m.end() for m in _BOUNDARY.finditer(text, max(0, len(text) - 65536))), default=0)
-                cut -= redact.open_tail(text[:cut]) if cut else 0
+                cut -= redact_pieces.open_tail(text[:cut]) if cut else 0
                 if cut <= 0:  # no boundary in the last 64 KiB: the piece goes whole (a giant token)
-                    cut = len(text) - redact.open_tail(text)
+                    cut = len(text) - redact_pieces.open_tail(text)
                     cut = cut if cut > 0 else len(text)
             head, pending = text[:cut], text[cut:]
             clean = redact.scrub_text(head)
