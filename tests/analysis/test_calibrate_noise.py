@@ -101,7 +101,8 @@ def _sources(doc: Any) -> set[str]:
 def test_the_adaptive_design_takes_launch_sd_from_the_stored_calibration(tmp_path: Path) -> None:
     import socket
 
-    from specsweep.design.loop import design_settings, with_calibrated_launch_sd
+    from specsweep.design.loop import with_calibrated_launch_sd
+    from specsweep.experiment.rounds import design_settings
     from specsweep.store import launch_noise
 
     design = {"max_repeats": 3, "budget": None}

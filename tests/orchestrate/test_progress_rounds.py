@@ -23,7 +23,7 @@ from specsweep.commands.run import print_plan
 from specsweep.design.estimate import estimate_design
 from specsweep.design.types import CellStatus, DesignState
 from specsweep.experiment.adaptive import DesignSettings
-from specsweep.orchestrate.rounds import rounds
+from specsweep.experiment.rounds import rounds
 from tests.design.test_loop import P1, P2, design_plan
 
 from .test_run_order import grid_plan

@@ -13,8 +13,8 @@ from specsweep.errors import ConfigError
 from specsweep.experiment.adaptive import settings_of
 from specsweep.experiment.config import Plan, plan_experiment
 from specsweep.experiment.loader import parse_experiment, with_design
+from specsweep.experiment.rounds import alternating, rounds
 from specsweep.orchestrate import create_run_dir, execute, run
-from specsweep.orchestrate.rounds import alternating, rounds
 from tests.design.design_fakes import VirtualRunner
 
 LABELS = ["A(st=3)", "A(st=5)", "B"]

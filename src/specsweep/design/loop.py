@@ -25,7 +25,6 @@ import dataclasses
 import logging
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -34,20 +33,9 @@ from specsweep.design.race import run_prompts
 from specsweep.design.types import Batch, DesignState, Launch, Point
 from specsweep.errors import SpecsweepError
 from specsweep.executors.job import ConfigJob, Observer, no_observer
-from specsweep.experiment.adaptive import DesignSettings
 from specsweep.experiment.config import Cell, Plan
-from specsweep.experiment.stored import stored_id
+from specsweep.experiment.rounds import RunSchedule, run_schedule
 from specsweep.store.run_dir import RunDir
-
-
-def design_settings(plan: Plan) -> DesignSettings:
-    """The experiment's ``adaptive:`` settings, with each config's method as its BH family (the
-    pairs within a method, what its sweep report compares, are adjusted apart from the pairs across
-    methods: DesignSettings.families)."""
-    assert plan.experiment.adaptive is not None
-    fams = tuple((c.label, c.method or "none") for c in plan.configs)
-    return replace(plan.experiment.adaptive.settings(), families=fams)
-
 
 log = logging.getLogger(__name__)
 
@@ -74,23 +62,24 @@ def first_pass(plan: Plan) -> Batch:
 
 
 class Design:
-    """The plan seen as the rules see it: labels, points, and the rows of a run dir as observations."""
+    """The plan seen as the rules see it: labels, points, and the rows of a run dir as observations.
+    ``schedule``: the run's (its design settings and stored ids), worked out once by the caller."""
 
-    def __init__(self, plan: Plan, plan_next: PlanNext) -> None:
-        exp = plan.experiment
-        if exp.adaptive is None:
+    def __init__(self, plan: Plan, plan_next: PlanNext, schedule: RunSchedule) -> None:
+        if schedule.design is None:
             raise SpecsweepError(
                 "the experiment has no adaptive design (add an 'adaptive:' section or --adaptive)"
             )
         self.plan = plan
         self.rules = plan_next
-        self.settings = design_settings(plan)
+        self.settings = schedule.design
+        self.stored_ids = schedule.stored_ids
         self.configs = [c.label for c in plan.configs]
         self.points = list(dict.fromkeys((c.scenario, c.max_concurrency) for c in plan.all_cells()))
         self.cells: dict[tuple[str, Point], Cell] = {
             (c.label, (c.scenario, c.max_concurrency)): c for c in plan.all_cells()
         }
-        self._by_stored = {stored_id(c.cell_id): c for c in plan.all_cells()}
+        self._by_stored = {self.stored_ids[c.cell_id]: c for c in plan.all_cells()}
 
     def rows(self, run_dir: RunDir) -> list[dict[str, Any]]:
         """The run dir's rows of this plan's cells, each under the plan's own label and cell."""
@@ -138,7 +127,7 @@ class Design:
                 if done[(launch.label, point)] > 0:
                     done[(launch.label, point)] -= 1
                     continue
-                sid = stored_id(cell.cell_id)
+                sid = self.stored_ids[cell.cell_id]
                 runs.append((self.sized(cell, launch.length(i)), count[sid]))
                 count[sid] += 1
             if runs:
@@ -154,10 +143,12 @@ def run_design(
     *,
     observer: Observer = no_observer,
     plan_next: PlanNext | None = None,
+    schedule: RunSchedule | None = None,
 ) -> DesignState:
     """Run the design into ``run_dir`` until the rules say it is finished (or continue it: resume);
-    returns the rules' final state."""
-    d = Design(plan, plan_next or observe.default_rules())
+    returns the rules' final state. ``schedule``: the run's, when the caller has it (the design
+    reads its settings and stored ids there)."""
+    d = Design(plan, plan_next or observe.default_rules(), schedule or run_schedule(plan))
     rnd = 0
     state: DesignState | None = None
     while rnd < MAX_ROUNDS:

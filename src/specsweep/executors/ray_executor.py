@@ -1,5 +1,5 @@
 """The Ray executor: each launch of a round (a configuration's server and its runs in that round;
-specsweep.orchestrate.rounds) is one Ray task; a round's tasks run in parallel where the cluster
+specsweep.experiment.rounds) is one Ray task; a round's tasks run in parallel where the cluster
 has room, and the next round starts when they have all finished.
 
     driver (specsweep run)                              node with the resources

@@ -10,6 +10,8 @@
     loader     file -> checked Plan: the one plan loader (templates resolve, argv builds)
     stored     the experiment as a run dir keeps it (no secret), back for ``--resume``; stored cell ids
     estimate   duration guesses per cell and per launch before anything ran, and the ETA
+    rounds     the run order (interleaved rounds, blocked launches) and RunSchedule: what a run
+               needs of its plan, worked out once at its start and handed down
 
 Everything here reads the file or the plan; nothing launches or measures.
 """

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +87,15 @@ def stored_id(cell_id: str) -> str:
     return redact.scrub_text(cell_id)
 
 
-def finished_cells(plan: Plan, stored: set[tuple[str, int]]) -> set[tuple[str, int]]:
-    """The plan's finished (cell_id, repeat) pairs, from the run dir's stored (scrubbed) ids."""
-    ids = {stored_id(c.cell_id): c.cell_id for c in plan.all_cells()}
-    return {(ids.get(cid, cid), r) for cid, r in stored}
+def stored_ids(plan: Plan) -> dict[str, str]:
+    """Each cell id of ``plan`` -> its ``stored_id``."""
+    return {c.cell_id: stored_id(c.cell_id) for c in plan.all_cells()}
+
+
+def finished_cells(
+    plan: Plan, stored: Iterable[tuple[str, int]], ids: Mapping[str, str] | None = None
+) -> set[tuple[str, int]]:
+    """The plan's finished (cell_id, repeat) pairs, from the run dir's stored (scrubbed) ids.
+    ``ids``: the plan's ``stored_ids``, when they are at hand."""
+    back = {sid: cid for cid, sid in (stored_ids(plan) if ids is None else ids).items()}
+    return {(back.get(cid, cid), r) for cid, r in stored}

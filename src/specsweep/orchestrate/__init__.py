@@ -5,12 +5,13 @@ package, one job per module (each imports only the ones above it):
 
     dryrun.py    describe_plan (what would launch), preflight (what would fail to) and
                  refuse_unrunnable (what stops a run before its run dir exists)
-    rounds.py    the run order: interleaved rounds or blocked launches, and the manifest's record of it
-    manifest.py  a new run dir with its manifest (environment, config, plan); load_run_plan for resume
+    manifest.py  a new run dir with its manifest (environment, config, plan, run order); load_run_plan
+                 for resume
     run.py       execute: the run dir lock, EXECUTORS {"local", "ray"}, the manifest's status, reports
 
-One launch and its cells is specsweep.executors (job, cells, signals); the adaptive design's rounds
-come from specsweep.design.loop. This module's names below are the package's public surface.
+The run order (interleaved rounds or blocked launches) and a run's schedule, worked out once at its
+start, are specsweep.experiment.rounds; one launch and its cells is specsweep.executors (job, cells,
+signals); the adaptive design's rounds come from specsweep.design.loop. This module's names below are the package's public surface.
 """
 
 from specsweep.executors.cells import FAILURE_KINDS, failed_row, ok_row

@@ -1,5 +1,5 @@
-"""A run dir's manifest: the environment it ran in, the resolved config and plan; and the plan of an
-existing run read back from it (for ``run --resume``)."""
+"""A run dir's manifest: the environment it ran in, the resolved config and plan, the run order; and
+the plan of an existing run read back from it (for ``run --resume``)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import platform
 import socket
 import subprocess
 import sys
+from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,8 @@ from specsweep import __version__
 from specsweep.errors import ConfigError
 from specsweep.experiment.config import Plan
 from specsweep.experiment.loader import plan_of
+from specsweep.experiment.rounds import RunSchedule, run_schedule
 from specsweep.experiment.stored import experiment_of, manifest_config, stored_id
-from specsweep.orchestrate.rounds import order_records
 from specsweep.servers.process import now_iso
 from specsweep.store.fingerprint import used_files
 from specsweep.store.run_dir import RunDir
@@ -64,6 +65,17 @@ def plan_rows(plan: Plan) -> list[dict[str, Any]]:
     return [{**c.to_dict(), "repeats": plan.experiment.repeats} for c in plan.all_cells()]
 
 
+def order_records(schedule: RunSchedule) -> dict[str, Any]:
+    """The manifest's ``run_order`` (its kind and every round's launch order; the design's rounds
+    are appended as they are decided: specsweep.design.loop) and, for the adaptive design,
+    ``design`` (its settings: what the report needs to read the design's verdicts back from the rows)."""
+    rounds = [list(labels) for labels in schedule.launch_order]
+    out: dict[str, Any] = {"run_order": {"kind": schedule.order, "rounds": rounds}}
+    if schedule.design is not None:
+        out["design"] = {"kind": "adaptive", "settings": asdict(schedule.design)}
+    return out
+
+
 def create_run_dir(plan: Plan, results_dir: str | Path, experiment_file: str | None = None) -> RunDir:
     exp = plan.experiment
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
@@ -78,7 +90,7 @@ def create_run_dir(plan: Plan, results_dir: str | Path, experiment_file: str | N
         "config": config,
         "secrets": secrets,
         "plan": plan_rows(plan),
-        **order_records(plan),
+        **order_records(run_schedule(plan)),
         "servers": {},
         "started_at": now_iso(),
         "ended_at": None,

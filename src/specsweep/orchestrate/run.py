@@ -1,11 +1,13 @@
 """The whole run: every unfinished cell of a plan into its run dir, then the reports.
 
-One runner per run dir at a time (an flock on RUN_DIR/.lock). The run goes in rounds
-(specsweep.orchestrate.rounds: interleaved or blocked repeats; the adaptive design's rounds come
-from specsweep.design.loop); each round's launches run on an executor chosen from
-``EXECUTORS``: ``local`` (here, one after another) or ``ray`` (specsweep.executors.ray_executor, an
-optional extra loaded only when chosen). Either way each cell is written as it finishes, so memory
-stays flat in the number of cells: ``RunOutcome.rows`` reads them back.
+One runner per run dir at a time (an flock on RUN_DIR/.lock). What the run needs of its plan (the
+rounds, each cell's stored id, the finished runs, the design's settings) is worked out once at its
+start (specsweep.experiment.rounds.RunSchedule) and handed down. The run goes in rounds
+(interleaved or blocked repeats; the adaptive design's rounds come from specsweep.design.loop);
+each round's launches run on an executor chosen from ``EXECUTORS``: ``local`` (here, one after
+another) or ``ray`` (specsweep.executors.ray_executor, an optional extra loaded only when chosen).
+Either way each cell is written as it finishes, so memory stays flat in the number of cells:
+``RunOutcome.rows`` reads them back.
 
 An interrupt (SIGINT/SIGTERM -> KeyboardInterrupt) stops the servers, keeps finished cells, leaves
 nothing for the interrupted cell and marks the manifest ``interrupted``, so ``resume`` redoes
@@ -27,9 +29,9 @@ from specsweep.errors import EXIT_REPORT_FAILED, ConfigError, SpecsweepError, Us
 from specsweep.executors.job import BenchFn, ConfigJob, Observer, RunDirSink, no_observer, run_config
 from specsweep.executors.signals import raise_if_interrupted, signals_deferred, sigterm_as_interrupt
 from specsweep.experiment.config import Plan, lossless_pair
-from specsweep.experiment.stored import finished_cells
+from specsweep.experiment.rounds import run_schedule
 from specsweep.orchestrate.dryrun import preflight
-from specsweep.orchestrate.rounds import order_records, rounds, run_order
+from specsweep.orchestrate.manifest import order_records
 from specsweep.preflight import for_manifest as preflight_for_manifest
 from specsweep.preflight.checks import of_measurements
 from specsweep.servers.process import now_iso
@@ -109,7 +111,7 @@ def execute(
     executor_options: dict[str, Any] | None = None,
     plan_next: PlanNext | None = None,
 ) -> RunOutcome:
-    """Run every unfinished cell of ``plan`` into ``run_dir``, in rounds (specsweep.orchestrate.
+    """Run every unfinished cell of ``plan`` into ``run_dir``, in rounds (specsweep.experiment.
     rounds; the adaptive design's rounds when the experiment has one: specsweep.design.loop,
     whose rules ``plan_next`` may replace). KeyboardInterrupt propagates after teardown, with the
     manifest marked ``interrupted``. ``executor="ray"``: a round's launches run as Ray tasks
@@ -183,26 +185,22 @@ def _execute(
     if executor == "ray":  # MissingDependency before the run dir is touched
         require_ray("--executor ray")
     run_dir.repair_summary()  # a torn last line from a crash: cut before this run appends
-    finished = finished_cells(plan, run_dir.finished())
+    schedule = run_schedule(plan, run_dir.finished())  # the rounds, stored ids, design: once
+    finished, todo, adaptive = schedule.finished, schedule.todo, schedule.adaptive
     summary_from = run_dir.summary_size()  # this invocation's rows are the lines after it
     inv = {"started_at": now_iso(), "resumed": bool(finished), "ended_at": None, "status": "running",
            "executor": executor}  # fmt: skip
     invocations = [*list(run_dir.manifest.get("invocations") or []), inv]
     run_dir.update_manifest(status="running", ended_at=None, invocations=invocations)
     if "run_order" not in run_dir.manifest:  # a run dir written before run orders were recorded
-        run_dir.update_manifest(**order_records(plan))
-    adaptive = run_order(plan) == "adaptive"
-    todo = [] if adaptive else rounds(plan, finished)
-    todo_total = sum(r.runs for r in todo)
-    if adaptive:  # the rules decide after each round: the first pass, unless it is stored already
-        todo_total = sum(1 for c in plan.all_cells() if (c.cell_id, 0) not in finished)
+        run_dir.update_manifest(**order_records(schedule))
     for w in preflight(plan):
         log.warning("%s", w)
-    inv.update(cells_to_run=todo_total, preflight=preflight_for_manifest(plan))
+    inv.update(cells_to_run=schedule.cells_to_run, preflight=preflight_for_manifest(plan))
     _record_preflight(run_dir, invocations)
     observer(
         "run_start",
-        {"plan": plan, "todo": 0 if adaptive else todo_total, "finished": len(finished),
+        {"plan": plan, "todo": 0 if adaptive else schedule.cells_to_run, "finished": len(finished),
          "finished_cells": set(finished), "run_dir": run_dir.path, "adaptive": adaptive,
          "todo_runs": [run for r in todo for x in r.launches for run in x.runs],
          "launches": [x.cfg.label for r in todo for x in r.launches]},
@@ -221,7 +219,7 @@ def _execute(
                 if adaptive:
                     from specsweep.design.loop import run_design
 
-                    run_design(plan, run_dir, ex, observer=observer, plan_next=plan_next)
+                    run_design(plan, run_dir, ex, observer=observer, plan_next=plan_next, schedule=schedule)
                 for rnd in todo:
                     observer("round_start", {"round": rnd.index, "launches": [x.cfg.label for x in rnd.launches],
                                              "runs": rnd.runs})  # fmt: skip
