@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 
 from specsweep.experiment.adaptive import DesignSettings
 from specsweep.experiment.config import Cell, Plan, ServerConfig
-from specsweep.experiment.stored import finished_cells, stored_ids
+from specsweep.experiment.stored import as_planned, stored_ids
 
 RUN_ORDERS = ("interleaved", "blocked", "adaptive")
 
@@ -121,11 +121,12 @@ def run_schedule(plan: Plan, stored: Collection[tuple[str, int]] = ()) -> RunSch
     """The schedule of ``plan`` in a run dir that has stored ``stored`` ((stored cell id,
     repeat) pairs: RunDir.finished)."""
     order = run_order(plan)
+    design = design_settings(plan) if order == "adaptive" else None
     ids = stored_ids(plan)
-    finished = frozenset(finished_cells(plan, stored, ids))
-    if order == "adaptive":  # the rules decide after each round: the first pass, unless stored
+    finished = frozenset(as_planned(stored, ids))
+    if design is not None:  # the rules decide after each round: the first pass, unless stored
         left = sum(1 for c in plan.all_cells() if (c.cell_id, 0) not in finished)
-        return RunSchedule(order, ids, finished, (), (), left, design_settings(plan))
+        return RunSchedule(order, ids, finished, (), (), left, design)
     todo = tuple(rounds(plan, finished))
     launch_order = tuple(tuple(x.cfg.label for x in r.launches) for r in rounds(plan))
     return RunSchedule(order, ids, finished, launch_order, todo, sum(r.runs for r in todo), None)

@@ -92,10 +92,12 @@ def stored_ids(plan: Plan) -> dict[str, str]:
     return {c.cell_id: stored_id(c.cell_id) for c in plan.all_cells()}
 
 
-def finished_cells(
-    plan: Plan, stored: Iterable[tuple[str, int]], ids: Mapping[str, str] | None = None
-) -> set[tuple[str, int]]:
-    """The plan's finished (cell_id, repeat) pairs, from the run dir's stored (scrubbed) ids.
-    ``ids``: the plan's ``stored_ids``, when they are at hand."""
-    back = {sid: cid for cid, sid in (stored_ids(plan) if ids is None else ids).items()}
+def finished_cells(plan: Plan, stored: Iterable[tuple[str, int]]) -> set[tuple[str, int]]:
+    """The plan's finished (cell_id, repeat) pairs, from the run dir's stored (scrubbed) ids."""
+    return as_planned(stored, stored_ids(plan))
+
+
+def as_planned(stored: Iterable[tuple[str, int]], ids: Mapping[str, str]) -> set[tuple[str, int]]:
+    """The run dir's (stored id, repeat) pairs in the plan's cell ids (``ids``: its ``stored_ids``)."""
+    back = {sid: cid for cid, sid in ids.items()}
     return {(back.get(cid, cid), r) for cid, r in stored}
