@@ -11,7 +11,8 @@ package, one job per module (each imports only the ones above it):
 
 The run order (interleaved rounds or blocked launches) and a run's schedule, worked out once at its
 start, are specsweep.experiment.rounds; one launch and its cells is specsweep.executors (job, cells,
-signals); the adaptive design's rounds come from specsweep.design.loop. This module's names below are the package's public surface.
+signals); the adaptive design's rounds come from specsweep.design.loop. This module's names below
+are the package's public surface.
 """
 
 from specsweep.executors.cells import FAILURE_KINDS, failed_row, ok_row
