@@ -23,8 +23,9 @@ import numpy as np
 
 from specsweep.analysis.data import Dataset
 from specsweep.experiment.adaptive import DesignSettings, settings_of
+from specsweep.stats.drift import Drift
 from specsweep.stats.launch import ASSUMED, LaunchFit
-from specsweep.stats.noise import Drift, NoiseModel, Outlier
+from specsweep.stats.noise import NoiseModel, Outlier
 from specsweep.stats.sequential import Runs
 from specsweep.stats.step import Step
 from specsweep.store import launch_noise
@@ -234,7 +235,7 @@ class Findings:
     heterogeneous: tuple[str, ...] = ()
     tails: bool = False
     launch: LaunchFit | None = None  # the launch noise the verdicts used (stats_launch)
-    refused: tuple[Drift, ...] = ()  # drifts refused as absurd for the data (stats.noise.Drift.refused)
+    refused: tuple[Drift, ...] = ()  # drifts refused as absurd for the data (stats.drift.Drift.refused)
     sessions: int = 1  # sessions in the data (run dirs; a resume more than SESSION_GAP_S later)
     steps: tuple[Step, ...] = ()  # steps of the host found in run order and taken out (stats_step)
     unlinked: dict[str, frozenset[str]] = field(default_factory=dict)  # unlinked_labels: dir -> its configs
