@@ -139,6 +139,21 @@ def test_unlinked_sessions_carry_a_between_session_term_and_an_anchor_links_them
     assert m.session_links["s1"] == m.session_links["s2"]
 
 
+def test_the_between_session_allowance_carries_the_calibrations_df() -> None:
+    """The allowance is the launch noise scaled: with a calibration of 10 launches (9 df) it is an
+    estimate, and the comparison's df are the calibration's, not a known variance's (counted as
+    known, a host 5% slower for the second of two files named a winner in 8.0% of all-equal grids)."""
+    rng = np.random.default_rng(6)
+    cfg, cel, y, lau = _grid(rng, 0.0, 0.01, launches=1, per=5)
+    ses = ["s1" if c == "a" else "s2" for c in cfg]
+    cal = LaunchPrior(0.03, 9.0, "calibrated", "sim@host")
+    t = compare(
+        fit(cfg, cel, y, launches=lau, sessions=ses, launch_prior=cal), ("a", ("s", 0)), ("b", ("s", 0))
+    )
+    assert t is not None and t.unanchored and t.session_var == pytest.approx(2 * 0.03**2)
+    assert t.df < 10.0 and t.shared_df < 10.0, (t.df, t.shared_df)
+
+
 def test_a_step_between_sessions_is_not_a_winner_without_an_anchor() -> None:
     """The host 5% slower in the second session, equal configs each measured in one: no winner at
     the per-cell level beyond 5% + 2 SE."""
