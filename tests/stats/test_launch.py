@@ -67,7 +67,7 @@ def test_a_calibration_is_pooled_with_the_measured_noise_as_a_prior() -> None:
     meas = fit_launches(cfg, cel, y, lau)
     cal = LaunchPrior(0.01, 8.0, "calibrated", "k")
     both = fit_launches(cfg, cel, y, lau, cal)
-    df_m = sum(c.df_tau for c in meas.configs.values())  # the calibration replaces the weak prior
+    df_m = sum(c.df_tau for c in meas.configs.values())  # the calibration replaces the floor
     tau2_m = sum(c.df_tau * c.tau2 for c in meas.configs.values()) / df_m
     assert both.source == "measured+calibrated" and both.df == df_m + 8.0
     assert both.var == pytest.approx((df_m * tau2_m + 8.0 * 0.01**2) / both.df)
