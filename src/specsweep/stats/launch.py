@@ -60,6 +60,8 @@ class LaunchPrior:
 
 
 ASSUMED = LaunchPrior(DEFAULT_LAUNCH_NOISE, math.inf, "assumed", "default")
+# a calibration's own fit (`specsweep calibrate-noise`): what its launches measure, neither floor nor prior
+NO_PRIOR = LaunchPrior(0.0, math.inf, "assumed", "none")
 
 
 @dataclass(frozen=True)
