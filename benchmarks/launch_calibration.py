@@ -337,12 +337,28 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--procs", type=int, default=2, help="worker processes (the shared machine: at most 2)")
     p.add_argument("--write", metavar="FILE", help="replace the generated section of this Markdown file")
+    p.add_argument(
+        "--only", metavar="TEXT", help="only the shapes whose 'path | name' holds TEXT (iterating)"
+    )
+    p.add_argument(
+        "--repeats", type=int, nargs="+", choices=REPEATS, default=list(REPEATS), help="repeats rows"
+    )
     a = p.parse_args(argv)
     if a.grids < 1 or a.power_grids < 1 or a.procs < 1:
         p.error(f"--grids, --power-grids and --procs must be >= 1, got {a.grids}, {a.power_grids}, {a.procs}")
-    rows = run(a.grids, a.power_grids, a.seed, a.procs)
+    which = [sh for sh in shapes() if a.only is None or a.only in f"{sh.path} | {sh.name}"]
+    if not which:
+        p.error(
+            f"--only {a.only!r} matches no shape; shapes: "
+            + "; ".join(f"{s.path} | {s.name}" for s in shapes())
+        )
+    rows = run(a.grids, a.power_grids, a.seed, a.procs, which, tuple(a.repeats))
     cmd = (f"python3 benchmarks/launch_calibration.py --grids {a.grids} --power-grids {a.power_grids} "
            f"--seed {a.seed}")  # fmt: skip
+    if a.only is not None or tuple(a.repeats) != REPEATS:
+        cmd += "".join(
+            [f" --only '{a.only}'" if a.only else "", " --repeats " + " ".join(map(str, a.repeats))]
+        )
     emit(markdown(rows, cmd), a.write, BEGIN, END)
     return 0
 

@@ -122,3 +122,37 @@ def test_the_adaptive_design_takes_launch_sd_from_the_stored_calibration(tmp_pat
     assert design_settings(with_calibrated_launch_sd(own, res)).launch_sd == 0.04
     _, plain = load_experiment(write(tmp_path, experiment()))
     assert with_calibrated_launch_sd(plain, res) is plain
+
+
+def test_a_calibration_stores_what_its_launches_measure_not_the_assumed_floor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """4 launches of one config that agree closely (launch sd 0.3%): the calibration stores the launch
+    noise they measure (under the assumed 2%, with 3 df), not the floor the verdicts put under a
+    measured launch noise when nothing is calibrated (it stored 2% before)."""
+    import math
+
+    import numpy as np
+
+    from specsweep.analysis.calibrate import measure
+    from specsweep.store import launch_noise
+
+    monkeypatch.setenv(launch_noise.ENV, str(tmp_path / "cal.json"))
+    rng = np.random.default_rng(3)
+    rd = RunDir.create(tmp_path, "calib", {"experiment": "calib", "run_order": {"kind": "interleaved", "rounds": []}},
+                       "20260101-000000")  # fmt: skip
+    seq = 0
+    for r in range(4):
+        level = rng.normal(0, 0.003)
+        for c in (1, 2, 4, 8):
+            thr = 1000.0 * c * math.exp(level + rng.normal(0, 0.01))
+            rd.append_summary({"duration": 3e4 / thr, "completed": 100, "failed": 0, "total_throughput": thr,
+                               "output_throughput": thr / 3, "request_throughput": thr / 300,
+                               "cell_id": f"A/tiny/c{c}", "label": "A", "method": "dspark", "params": {"st": 3},
+                               "server": "A", "scenario": "tiny", "max_concurrency": c, "repeat": r, "round": r,
+                               "seq": seq, "status": "ok"})  # fmt: skip
+            seq += 1
+    cal = measure(rd.path)
+    assert cal.df == 3.0 and cal.launch_sd < 0.015, cal
+    (entry,) = json.loads((tmp_path / "cal.json").read_text()).values()
+    assert entry["sd"] == pytest.approx(cal.launch_sd) and entry["df"] == 3.0

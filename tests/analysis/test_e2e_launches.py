@@ -92,8 +92,46 @@ def test_native_rounds_with_launch_levels_and_a_step_name_no_winner(tmp_path: Pa
     rep = _report([rd.path], tmp_path)
     vs = rep["verdicts"]
     assert len(vs) == len(CELLS) and not [v for v in vs if v["verdict"] != "tie"], [v["effect"] for v in vs]
-    assert {v["launch_source"] for v in vs} == {"measured"}
+    assert {v["launch_source"] for v in vs} <= {"measured", "measured+floor"}
     # the host's change named: as a step, or (the round levels taking out all of it but the part inside
     # one launch, which that launch's level carries) as a drift across rounds
     assert {"note.step_found", "note.drift_rounds"} & _keys(rep), _keys(rep)
-    assert "note.launch_measured" in _keys(rep), _keys(rep)
+    assert {"note.launch_measured", "note.launch_measured_floor"} & _keys(rep), _keys(rep)
+    assert not [v for v in vs if v["unanchored"]]  # 5 interleaved rounds link the launches
+
+
+@pytest.mark.parametrize(("kind", "repeats"), [("blocked", 3), ("interleaved", 1)])
+def test_one_launch_per_config_one_after_another_is_unanchored(
+    tmp_path: Path, kind: str, repeats: int
+) -> None:
+    """Each config in its own launch, one after the other: a blocked run (repeats back to back), or a
+    single interleaved round (the same data). Launch levels 3% (above the assumed 2%) and the host 4%
+    slower for the second launch: nothing measures the launch noise, and nothing can tell a config
+    from the host's change between the launches. Every verdict carries the between-launch allowance,
+    no winner is named, the cell says why and Next steps suggests interleaved rounds."""
+    rng = np.random.default_rng(2)
+    rows, seq = [], 0
+    for i, (label, spec) in enumerate(LABELS):
+        level = rng.normal(0, 0.03) - 0.04 * i
+        for s, c in CELLS:
+            for r in range(repeats):
+                thr = 1000.0 * c * math.exp(level + rng.normal(0, 0.02))
+                rows.append({"duration": 3e4 / thr, "completed": 100, "failed": 0, "total_throughput": thr,
+                             "output_throughput": thr / 3, "request_throughput": thr / 300,
+                             "mean_e2e_latency_ms": 1e6 / thr, "mean_ttft_ms": 1e5 / thr, "mean_tpot_ms": 1e4 / thr,
+                             "cell_id": f"{label}/{s}/c{c}", "label": label, "method": "dspark",
+                             "params": {"spec_tokens": spec}, "server": label, "scenario": s, "max_concurrency": c,
+                             "repeat": r, "round": r if kind == "interleaved" else 0, "seq": seq, "status": "ok"})  # fmt: skip
+                seq += 1
+    rd = RunDir.create(tmp_path, "native", {"experiment": "native", "run_order": {"kind": kind, "rounds": []}},
+                       "20260101-000000")  # fmt: skip
+    for row in rows:
+        rd.append_summary(row)
+    rep = _report([rd.path], tmp_path)
+    vs = rep["verdicts"]
+    assert len(vs) == len(CELLS) and not [v for v in vs if v["verdict"] != "tie"], [v["effect"] for v in vs]
+    assert all(v["unanchored"] for v in vs)
+    keys = _keys(rep)
+    assert {"note.launches_unanchored", "next.interleave_rounds"} <= keys, keys
+    assert "note.sessions_unanchored" not in keys, keys
+    assert "winner.launches" in json.dumps(rep), "the cell says why"

@@ -35,3 +35,15 @@ def test_imported_files_of_two_configs_are_unanchored(calib: ModuleType) -> None
     (row,) = calib.run(6, 1, 4, 1, which=[_shape(calib, "host 5% slower", "imported")], repeats=(3,))
     assert row.unanchored == 1.0 and row.below == 0, row
     assert "yes (unanchored)" in calib.markdown([row], "cmd")
+
+
+def test_only_runs_the_shapes_named_and_says_so(
+    calib: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert calib.main(["--grids", "2", "--power-grids", "1", "--procs", "1", "--repeats", "1",
+                       "--only", "native | one launch per config (blocked), launch sd 3%, calibrated"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "--only 'native | one launch per config (blocked), launch sd 3%, calibrated' --repeats 1" in out
+    assert out.count("| native |") == 1 and "unanchored" not in out.split("|---|")[-1]
+    with pytest.raises(SystemExit):
+        calib.main(["--only", "no such shape"])

@@ -101,12 +101,13 @@ def measure(run_dir: str | Path, metric: str = PRIMARY) -> Calibration:
     $SPECSWEEP_LAUNCH_NOISE) under its engine@host."""
     from specsweep.analysis import data
     from specsweep.analysis.model import calibration_keys, metric_runs
-    from specsweep.stats.launch import ASSUMED
+    from specsweep.stats.launch import NO_PRIOR
 
     rd = Path(run_dir)
     ds = data.load([rd], with_records=False)
     higher = any(h in metric for h in HIGHER_IS_BETTER)
-    runs = replace(metric_runs(ds, metric, higher).runs, launch_prior=ASSUMED)
+    # the launches' own measurement: the assumed noise's floor would store 2% for a quieter engine
+    runs = replace(metric_runs(ds, metric, higher).runs, launch_prior=NO_PRIOR)
     lf = runs.model(diagnostics=False).launch
     n_launches = len(set(runs.launches))
     if lf is None or not lf.configs:

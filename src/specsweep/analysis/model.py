@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -23,8 +23,9 @@ import numpy as np
 
 from specsweep.analysis.data import Dataset
 from specsweep.experiment.adaptive import DesignSettings, settings_of
+from specsweep.stats.drift import Drift
 from specsweep.stats.launch import ASSUMED, LaunchFit
-from specsweep.stats.noise import Drift, NoiseModel, Outlier
+from specsweep.stats.noise import NoiseModel, Outlier
 from specsweep.stats.sequential import Runs
 from specsweep.stats.step import Step
 from specsweep.store import launch_noise
@@ -39,6 +40,7 @@ class MetricRuns:
 
     runs: Runs
     order_kinds: dict[str, str]
+    unlinked: tuple[str, ...] = ()  # run dirs whose configs' launches nothing links (unlinked_dirs)
 
     def model(self) -> NoiseModel:
         return self.runs.model(diagnostics=True)
@@ -113,6 +115,10 @@ def metric_runs(ds: Dataset, metric: str, higher_is_better: bool) -> MetricRuns:
         f"{ses}|{x[0]}|{x[5]}" if kinds.get(x[3]) in BLOCK_ORDERS else f"{ses}|{x[0]}"
         for x, ses in zip(rows, sessions, strict=True)
     )
+    unlinked = unlinked_dirs(rows, kinds)
+    sessions = tuple(
+        f"{ses}|{x[0]}" if x[3] in unlinked else ses for x, ses in zip(rows, sessions, strict=True)
+    )
     prior = launch_noise.prior_for(mans, calibration_keys(ds)) or ASSUMED
     dirs = {x[3] for x in rows}
     common = len(dirs) > 1 and all(x[4] is not None for x in rows)
@@ -137,7 +143,43 @@ def metric_runs(ds: Dataset, metric: str, higher_is_better: bool) -> MetricRuns:
         blocks = frozenset(d for d in dirs if kinds.get(d) in BLOCK_ORDERS)
     runs = Runs(tuple(x[0] for x in rows), tuple(x[1] for x in rows), np.array([x[2] for x in rows]), pos,
                 np.array([x[5] for x in rows], dtype=int), tuple(doms), blocks, launches, sessions, prior)  # fmt: skip
-    return MetricRuns(runs, kinds)
+    return MetricRuns(runs, kinds, unlinked)
+
+
+def unlinked_labels(ds: Dataset) -> dict[str, frozenset[str]]:
+    """The run dirs of :func:`unlinked_dirs` with the configs that ran in each (the report's wording)."""
+    kinds = {d: order_kind(m) for d, m in manifest_of(ds).items()}
+    rows: list[_Row] = []
+    for (label, _s, _c), cell in ds.cells.items():
+        for r in cell.ok:
+            rnd = _int(r.get("round"))
+            rnd = rnd if rnd is not None else _int(r.get("repeat")) or 0
+            rows.append((label, None, 0.0, str(r.get("_run_dir", "")), None, rnd, None, 0))
+    return {d: frozenset(x[0] for x in rows if x[3] == d) for d in unlinked_dirs(rows, kinds)}
+
+
+def launches_apart(ds: Dataset, a: str, b: str) -> bool:
+    """Whether configs ``a`` and ``b`` ran one after the other in a run dir whose launches nothing links."""
+    return any({a, b} <= labels for labels in unlinked_labels(ds).values())
+
+
+def unlinked_dirs(rows: list[_Row], kinds: dict[str, str]) -> tuple[str, ...]:
+    """Native run dirs of several configs whose launches nothing links: blocked order (each config in
+    its own launch, one after another), or rounds with a single round (one launch per config: the
+    same data). Nothing there measures the launch noise, and a change of the host between one
+    config's launch and the next cannot be told from their difference: each config's runs there are
+    a session of their own (the between-session allowance, the cell's wording; docs/statistics.md,
+    "Sessions"). Interleaved rounds (2 or more) link them: a round's level is shared by every config,
+    and the launches measure the launch noise."""
+    out = []
+    for d in sorted({x[3] for x in rows}):
+        k = kinds.get(d, "")
+        mine = [x for x in rows if x[3] == d]
+        if len({x[0] for x in mine}) < 2:
+            continue
+        if k == "blocked" or (k in BLOCK_ORDERS and len({x[5] for x in mine}) < 2):
+            out.append(d)
+    return tuple(out)
 
 
 SESSION_GAP_S = 6 * 3600.0  # runs of one run dir more than this apart (a resume days later): two sessions
@@ -193,9 +235,10 @@ class Findings:
     heterogeneous: tuple[str, ...] = ()
     tails: bool = False
     launch: LaunchFit | None = None  # the launch noise the verdicts used (stats_launch)
-    refused: tuple[Drift, ...] = ()  # drifts refused as absurd for the data (stats.noise.Drift.refused)
+    refused: tuple[Drift, ...] = ()  # drifts refused as absurd for the data (stats.drift.Drift.refused)
     sessions: int = 1  # sessions in the data (run dirs; a resume more than SESSION_GAP_S later)
     steps: tuple[Step, ...] = ()  # steps of the host found in run order and taken out (stats_step)
+    unlinked: dict[str, frozenset[str]] = field(default_factory=dict)  # unlinked_labels: dir -> its configs
 
 
 def findings(ds: Dataset, metric: str, higher_is_better: bool) -> Findings:
@@ -215,4 +258,4 @@ def findings(ds: Dataset, metric: str, higher_is_better: bool) -> Findings:
     het = tuple(c for c, n in sorted(m.configs.items()) if n.heterogeneous)
     tails = bool(m.outliers) or m.kurtosis >= TAILS_KURTOSIS
     return Findings(noise, m.drift, mr.order_kinds, blocked, unaligned, m.outliers, het, tails, m.launch,
-                    m.refused, len(set(runs.sessions)) or 1, m.steps)  # fmt: skip
+                    m.refused, len({s.split("|")[0] for s in runs.sessions}) or 1, m.steps, unlinked_labels(ds))  # fmt: skip

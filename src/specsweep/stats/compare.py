@@ -159,9 +159,10 @@ def compare(
     lv, sv, ldf = _launch_terms(model, ga, gb)
     se2 = qa + qb + drift_var + extra + lv + sv
     # Welch-Satterthwaite over every estimated part: the drift's variance is estimated from the same
-    # residuals (its df), the launch noise from the launches (its df); an assumed noise, an unaligned
-    # run order's allowance and the between-session allowance are not
-    parts = [(qa, dfa), (qb, dfb), (drift_var - (unaligned or 0.0), model.drift_df), (lv, ldf)]
+    # residuals (its df), the launch noise from the launches (its df); an assumed noise and an unaligned
+    # run order's allowance are not. The between-session allowance is the launch noise scaled (a
+    # calibrated or measured one: its df; the assumed one: known), so it is counted with the launch part
+    parts = [(qa, dfa), (qb, dfb), (drift_var - (unaligned or 0.0), model.drift_df), (lv + sv, ldf)]
     den = sum(q * q / df for q, df in parts if q > 0 and not math.isinf(df))
     df = se2**2 / den if den > 0 else math.inf
     df = min(df, tail_df(model.kurtosis, [(qa, ga.n), (qb, gb.n)] if na_ and nb_ else []))
@@ -189,7 +190,7 @@ def compare(
             null = None
     return PairTest(d, math.sqrt(se2), df, method, ga.n, gb.n, sa, sb, na_ is not None, nb_ is not None,
                     null, blur, blur_df, unaligned is not None, drift_var + lv + sv, lv, sv,
-                    _shared_df(drift_var, model.drift_df, lv, ldf),
+                    _shared_df(drift_var, model.drift_df, lv + sv, ldf),
                     model.launch.tau if model.launch else 0.0, model.launch.source if model.launch else "")  # fmt: skip
 
 
@@ -210,7 +211,10 @@ def _launch_terms(model: NoiseModel, ga: GroupEst, gb: GroupEst) -> tuple[float,
     """(launch variance, between-session allowance, the launch variance's df) of a pair. The launch
     part is tau^2 times each side's sum of (runs per launch / runs)^2. The allowance: where the two
     groups share no session and no group links their sessions, the offset between the sessions is
-    unknown; it is allowed for as one more launch-sized level a side (at least the prior's)."""
+    unknown; it is allowed for as one more launch-sized level a side (at least the prior's). Both are
+    the launch noise scaled, so both carry its df (the launch fit's: launches - 1, a calibration's, or
+    none where it is assumed): with a calibration of 10 launches counted as known, a host 5% slower
+    for the second of two files made the gain interval cover 92.1% (docs/statistics.md)."""
     lf = model.launch
     if lf is None:
         return 0.0, 0.0, math.inf
@@ -223,7 +227,8 @@ def _launch_terms(model: NoiseModel, ga: GroupEst, gb: GroupEst) -> tuple[float,
 
 
 def _shared_df(drift_var: float, drift_df: float, lv: float, ldf: float) -> float:
-    """Welch-Satterthwaite df of the shared part (drift estimate + launch levels)."""
+    """Welch-Satterthwaite df of the shared part (drift estimate + launch levels and the
+    between-session allowance, which scale one launch noise estimate)."""
     tot = drift_var + lv
     den = sum(q * q / d for q, d in ((drift_var, drift_df), (lv, ldf)) if q > 0 and not math.isinf(d))
     return tot * tot / den if den > 0 else math.inf

@@ -16,8 +16,9 @@ Decision rules (docs/statistics.md, "Launches and sessions"):
    run noise within a launch (``sigma_w``) and a launch variance with ``launches - 1`` degrees of
    freedom. The launch noise is a property of the engine and host, so the configs' launch variances
    are pooled (weighted by their degrees of freedom), as a config's run noise is pooled over cells.
-   With no calibration, the assumed noise (rule 3) counts as WEAK_PRIOR_DF degrees of freedom beside
-   them, pooled as in rule 2: a fit of 3 launches a config that lands on 0 does not make it 0.
+   With no calibration, the assumed noise (rule 3) is a floor (source ``measured+floor`` where it
+   binds): a fit of 3 launches a config that lands on 0 does not make it 0, and a measured noise
+   above the assumed one is not pulled toward it. The df stay the launches' own.
 2. *Prior*: a calibration stored by ``specsweep calibrate-noise`` (its sd and degrees of freedom) is
    pooled with the measured launch variance as a scaled-inverse-chi-square prior:
    ``tau^2 = (df_m tau_m^2 + df_p tau_p^2) / (df_m + df_p)``, with ``df_m + df_p`` degrees of
@@ -45,7 +46,6 @@ import numpy as np
 # few; the simulator relaunches with a fresh seed only (0%). 2% sits between the two readings.
 DEFAULT_LAUNCH_NOISE = 0.02
 MIN_LAUNCHES = 2  # launches of one config from which its launch variance is measured
-WEAK_PRIOR_DF = 2.0  # df the assumed launch noise counts for beside a measured one (rule 1)
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,8 @@ class LaunchPrior:
 
 
 ASSUMED = LaunchPrior(DEFAULT_LAUNCH_NOISE, math.inf, "assumed", "default")
+# a calibration's own fit (`specsweep calibrate-noise`): what its launches measure, neither floor nor prior
+NO_PRIOR = LaunchPrior(0.0, math.inf, "assumed", "none")
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,8 @@ class ConfigLaunches:
 @dataclass(frozen=True)
 class LaunchFit:
     """The launch noise the verdicts use: ``tau`` (sd of one launch's level, log) with ``df``
-    (inf: known or assumed), ``source`` (measured | measured+calibrated | calibrated | assumed),
+    (inf: known or assumed), ``source`` (measured | measured+floor: the assumed noise as a floor |
+    measured+calibrated | calibrated | assumed),
     ``failed``: configs whose MixedLM failed (the conservative fallback was used), and per config
     its own fit (configs with 2 or more launches)."""
 
@@ -181,11 +184,12 @@ def fit_launches(
         df = df_m + prior.df
         tau2 = (df_m * tau2_m + prior.df * prior.sd**2) / df
         return LaunchFit(math.sqrt(tau2), df, "measured+calibrated", prior, per)
-    # the assumed noise as a weak prior (WEAK_PRIOR_DF): a fit of 3 launches a config often lands on
-    # 0, and a launch noise of 0 with 4 df made the gain interval cover 91% (launch sd 1%, 5 rounds)
-    df = df_m + WEAK_PRIOR_DF
-    tau2 = (df_m * tau2_m + WEAK_PRIOR_DF * prior.sd**2) / df
-    return LaunchFit(math.sqrt(tau2), df, "measured", prior, per)
+    # the assumed noise is a floor, not data (rule 1): a measured launch noise under it is raised to
+    # it, one over it is used as measured, with the launches' own df. (Pooled as a 2-df prior it
+    # pulled a measured 3% toward 2%: the gain interval covered 91.8%, 3 rounds; docs/statistics.md.)
+    if tau2_m < prior.sd**2:
+        return LaunchFit(prior.sd, df_m, "measured+floor", prior, per)
+    return LaunchFit(math.sqrt(tau2_m), df_m, "measured", prior, per)
 
 
 def session_components(ses: np.ndarray, g: np.ndarray) -> dict[str, str]:

@@ -111,7 +111,8 @@ def _session_note(t: core.Table, w: core.Winner) -> V.Msg | None:
         (x for x in (w.leader, w.runner_up) if x), key=lambda x: t.labels().index(x) if x in t.labels() else 0
     )
     names = ", ".join(short_name(t, x) or x for x in pair)
-    return V.Msg(key="winner.sessions", args={"names": names, "allow": math.expm1(1.96 * v.se_session)})
+    key = "winner.launches" if model.launches_apart(t.dataset, v.a, v.b) else "winner.sessions"
+    return V.Msg(key=key, args={"names": names, "allow": math.expm1(1.96 * v.se_session)})
 
 
 def _workloads_note(t: core.Table, ms: list[workloads.Mismatch]) -> V.Msg:

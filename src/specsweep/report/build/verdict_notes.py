@@ -177,6 +177,15 @@ def launch_notes(f: Findings, label: Callable[[str], str], vs: Sequence[PairVerd
             Msg(key="note.drift_refused", args={"size": math.expm1(d.size), "where": _where(d.domain)})
         )
     apart = [v for v in vs if v.unanchored]
+    split = [v for v in apart if any({v.a, v.b} <= labels for labels in f.unlinked.values())]
+    if split:  # each config in its own launch, one after another (analysis.model.unlinked_dirs)
+        allow = max(math.expm1(1.96 * v.se_session) for v in split)
+        pairs = sorted({f"{label(v.a)} / {label(v.b)}" for v in split})
+        where = ", ".join(_where(d) for d in sorted(f.unlinked))
+        out.append(Msg(key="note.launches_unanchored", args={"n": len(split), "allow": allow, "where": where,
+                                                             "pairs": "; ".join(pairs[:4])}))  # fmt: skip
+        out.append(Msg(key="next.interleave_rounds", args={"config": label(split[0].a)}))
+    apart = [v for v in apart if all(v is not x for x in split)]
     if apart:
         allow = max(math.expm1(1.96 * v.se_session) for v in apart)
         pairs = sorted({f"{label(v.a)} / {label(v.b)}" for v in apart})

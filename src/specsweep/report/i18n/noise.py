@@ -176,6 +176,14 @@ _t(
     "按启动计数），已计入每个判定。",
 )
 _t(
+    "note.launch_measured_floor",
+    "Each server launch has its own level: the configs' launches ({df:.0f} df, counted in launches) measured "
+    "less launch noise than the assumed {tau:.1%} per launch, so verdicts use {tau:.1%} (the assumed noise is a "
+    "floor: a few launches that happen to agree do not make it 0).",
+    "每次启动服务器都有其自身的水平：各配置的多次启动（{df:.0f} 个自由度，按启动计数）测得的启动噪声低于假设的每次启动 "
+    "{tau:.1%}，因此判定使用 {tau:.1%}（假设的噪声是下限：几次恰好一致的启动不会使它变为 0）。",
+)
+_t(
     "note.launch_measured_calibrated",
     "Each server launch has its own level: the launch noise, {tau:.1%} per launch, was measured from the "
     "configs' launches and pooled with the stored calibration {name} ({df:.0f} df in all); it is part of every "
@@ -234,9 +242,35 @@ _t(
     "note.sessions_unanchored",
     "{n} comparisons ({pairs}) are between configs measured only in different sessions (imports, separate "
     "runs, a resume hours later) that no config links: there a config cannot be told from a change of the "
-    "host between the sessions, and verdicts carry a between-session allowance of about +-{allow:.1%}.",
+    "host between the sessions, and verdicts carry a between-session allowance of about +-{allow:.1%}: the size "
+    "of a server relaunch's change, no more (a larger change of the host between the sessions is not allowed for).",
     "{n} 个比较（{pairs}）的配置只在不同的会话中测得（导入、分开的运行、数小时后的续跑），且没有任何配置把这些会话"
-    "连接起来：在这些比较中无法区分配置差异与会话之间的主机变化，判定带有约 ±{allow:.1%} 的会话间余量。",
+    "连接起来：在这些比较中无法区分配置差异与会话之间的主机变化，判定带有约 ±{allow:.1%} 的会话间余量：仅相当于一次"
+    "服务器重启的变化（会话之间更大的主机变化未被计入）。",
+)
+_t(
+    "note.launches_unanchored",
+    "{n} comparisons ({pairs}) are between configs that each ran in their own server launch, one after another "
+    "({where}: blocked order, or a single round), with no round holding them all twice: nothing measures the "
+    "launch noise there, and a config cannot be told from a change of the host between its launch and the next. "
+    "Verdicts carry a between-launch allowance of about +-{allow:.1%} (the size of a server relaunch's change).",
+    "{n} 个比较（{pairs}）的配置各自在自己的服务器启动中依次运行（{where}：blocked 顺序，或只有一轮），没有任何轮次"
+    "两次包含全部配置：此处无法测得启动噪声，也无法区分配置差异与两次启动之间的主机变化。判定带有约 ±{allow:.1%} 的"
+    "启动间余量（相当于一次服务器重启的变化）。",
+)
+_t(
+    "next.interleave_rounds",
+    "Run the configs in interleaved rounds (run_order: interleaved, repeats: 3 or more: one launch per config "
+    "a round, {config} included): each round then holds every config, the launch noise is measured from the "
+    "launches and a change of the host between rounds is taken out.",
+    "以交错轮次运行各配置（run_order: interleaved，repeats: 3 或更多：每轮每个配置启动一次，包括 {config}）：每一轮都"
+    "包含全部配置，启动噪声由多次启动测得，轮次之间的主机变化会被扣除。",
+)
+_t(
+    "winner.launches",
+    "tie ({names}; each in its own launch, one after the other: a host change cannot be told apart, "
+    "+-{allow:.1%})",
+    "持平（{names}；各自在自己的启动中依次运行：无法区分主机变化，±{allow:.1%}）",
 )
 _t(
     "next.anchor_sessions",
