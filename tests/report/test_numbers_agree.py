@@ -19,7 +19,7 @@ from specsweep.report.build.view import ReportView
 from specsweep.report.i18n import fmt_pct
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "adaptive"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "design"))
 from test_analysis import make_run, row
 from test_design_rules import LABELS, POINTS, replay
 
