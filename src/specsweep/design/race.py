@@ -50,7 +50,7 @@ from specsweep.stats.sequential import PairKey
 
 # the level's shares of look 0 (short runs, assumed noise), look 1 (measured) and look 2, by the
 # most launches a config gets
-SHARES = {2: (0.1, 0.9), 3: (0.1, 0.6, 0.3)}
+SHARES = {2: (0.05, 0.95), 3: (0.05, 0.65, 0.3)}
 W0 = 0.1
 OUT_K = 5.0  # look 0: a pair's difference this many robust sds off its other cells' median is held
 OUT_Z = 3.5  # later looks: a short run this many sds off the long runs is left out
@@ -300,7 +300,16 @@ def look0(a: Side, b: Side, settings: DesignSettings, bias: float, held: bool = 
     s2 = 2 * DEFAULT_RUN_NOISE**2 + 2 * settings.launch_sd**2 + 2 * (bias * (g(a.f0) + g(b.f0)) / 2) ** 2
     d = float(np.mean(a.y0) - np.mean(b.y0))
     se = math.sqrt(s2)
-    return RaceLook(0, d, se, math.inf, 1.0 if held else min(1.0, 2 * _sf_t(abs(d) / se, math.inf)))
+    df = satterthwaite(s2, 0.0, 2 * settings.launch_sd**2, settings.launch_df)
+    return RaceLook(0, d, se, df, 1.0 if held else min(1.0, 2 * _sf_t(abs(d) / se, df)))
+
+
+def satterthwaite(v: float, runs_den: float, launch_part: float, launch_df: float | None) -> float:
+    """The degrees of freedom of a variance ``v`` whose measured run-noise parts give ``runs_den``
+    (sum of part^2 / df; 0: none measured) and whose launch part is ``launch_part``, estimated with
+    ``launch_df`` (None: taken as known). inf where nothing in it was estimated."""
+    den = runs_den + (launch_part**2 / launch_df if launch_df else 0.0)
+    return v * v / den if den > 0 else math.inf
 
 
 def held_at_look0(
@@ -343,9 +352,11 @@ def look1(a: Side, b: Side, na: tuple[float, float], nb: tuple[float, float], se
     d = w * d0 + (1 - w) * d1
     ca = w * w / max(len(a.y0), 1) + (1 - w) ** 2 / len(a.y1)
     cb = w * w / max(len(b.y0), 1) + (1 - w) ** 2 / len(b.y1)
-    den = sum((c * h * h) ** 2 / df for c, h, df in ((ca, ha, dfa), (cb, hb, dfb)) if df > 0)
     measured = dfa > 0 and dfb > 0
-    df = v * v / den if den > 0 and measured else math.inf
+    den = sum((c * h * h) ** 2 / df for c, h, df in ((ca, ha, dfa), (cb, hb, dfb))) if measured else 0.0
+    tau2 = settings.launch_sd**2
+    launch = tau2 * (w * w * 2 + (1 - w) ** 2 * (a.launch_share + b.launch_share))
+    df = satterthwaite(v, den, launch, settings.launch_df)
     se = math.sqrt(v)
     p = min(1.0, 2 * _sf_t(abs(d) / se, df))
     p_eq = 1.0
