@@ -271,9 +271,11 @@ def measure(
     """One row: ``replays`` replays of the design on the grid and on its A/A version, and as many of
     the baseline (seeded: the same seed gives the same row). ``calibration``: the racing design's
     ``launch_sd`` from a calibration of that many launches, drawn anew for each replay (its own
-    stream: the worlds stay the same)."""
+    stream: the worlds stay the same). The baseline's worlds have their own stream too, so every
+    design of a row is compared with the same baseline replays."""
     rng = np.random.default_rng(seed)
     cal_rng = np.random.default_rng([seed, 1])
+    rng_b = np.random.default_rng([seed, 2])  # the baseline's worlds: the same whatever a design draws
     prior = settings
     base = baseline_cost(grid, launch)
     blocked = baseline_cost(grid, launch, "blocked")
@@ -297,7 +299,7 @@ def measure(
                   launch * len({(o.label, o.round) for o in obs}),
                   sum(o.cost_s for o in obs if o.round > 0))  # fmt: skip
         win, eq = design_winners(state)
-        bw = replay_baseline(World(grid, noise, rng, base), launch, settings.level)
+        bw = replay_baseline(World(grid, noise, rng_b, base), launch, settings.level)
         for k, g in gaps.items():
             truth_w = k[1] if g > 0 else k[2]
             if abs(g) >= 2 * margin:
@@ -314,7 +316,7 @@ def measure(
         st_aa, _ = replay_design(World(aa, noise, rng, base), settings, launch)
         fam_d = {settings.family(ps.a, ps.b) for c in st_aa.cells for ps in c.pairs if ps.winner}
         fam_b = {settings.family(k[1], k[2]) for k, w in
-                 replay_baseline(World(aa, noise, rng, base), launch, settings.level).items() if w is not None}  # fmt: skip
+                 replay_baseline(World(aa, noise, rng_b, base), launch, settings.level).items() if w is not None}  # fmt: skip
         for f in fam_d:
             aa_fam[f] = aa_fam.get(f, 0) + 1
         for f in fam_b:
@@ -322,7 +324,7 @@ def measure(
         within = grid.aa_within()
         st_w, _ = replay_design(World(within, noise, rng, base), settings, launch)
         aaw += any(ps.winner for c in st_w.cells for ps in c.pairs if {ps.a, ps.b} == spec)
-        bw_w = replay_baseline(World(within, noise, rng, base), launch, settings.level)
+        bw_w = replay_baseline(World(within, noise, rng_b, base), launch, settings.level)
         aaw_base += any(w is not None for k, w in bw_w.items() if {k[1], k[2]} == spec)
     c = np.array(costs)
     row.aaw_any, row.aaw_any_base = aaw / replays, aaw_base / replays

@@ -274,3 +274,15 @@ def test_the_bias_is_measured_from_the_relaunch_alone() -> None:
                 obs.append(Observation(c, p, 1, r, len(obs), v, 25.0, 0.25))
     a = race_plan.assess(obs, ["A", "B"], POINTS, s)
     assert a.noise.bias < 0.01
+
+
+def test_only_runs_that_enter_by_the_huber_estimate_pay_its_variance() -> None:
+    """A launch's 2 runs enter by their mean (nothing to tell an outlier by): no Huber factor on
+    their variance; 3 or more: HUBER_VAR."""
+    assert race.Side((0.0,), 0.125, (0.0, 0.1)).huber_factor == 1.0
+    assert race.Side((0.0,), 0.125, (0.0, 0.1, 0.2)).huber_factor == pytest.approx(race.HUBER_VAR)
+    mixed = race.Side((0.0,), 0.125, (0.0, 0.1, 0.2, 0.3, 0.4), (0.125,) * 5, (1, 1, 1, 2, 2))
+    assert mixed.huber_factor == pytest.approx((3 * race.HUBER_VAR + 2) / 5)
+    two = race.Side((0.0,), 0.125, (0.0, 0.1), (0.125,) * 2)
+    s = DesignSettings(race=True, launch_sd=0.0, request_sd=0.0)
+    assert race.components(two, two, 0.05, 0.05, s)[1] == pytest.approx(2 * 0.05**2 / 2)

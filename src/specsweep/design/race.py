@@ -135,6 +135,16 @@ class Side:
             counts[r] = counts.get(r, 0) + 1
         return sum((c / n) ** 2 for c in counts.values()) if n else 1.0
 
+    @property
+    def huber_factor(self) -> float:
+        """The later estimate's noise variance against the plain mean's: HUBER_VAR for a launch's runs
+        that enter by the Huber estimate (3 or more), 1 for those that enter by their mean."""
+        counts: dict[int, int] = {}
+        for r in self.rounds:
+            counts[r] = counts.get(r, 0) + 1
+        n = len(self.y1)
+        return sum(c * (HUBER_VAR if c >= 3 else 1.0) for c in counts.values()) / n if n else 1.0
+
     def center(self, scale: float) -> float:
         """The later runs' estimate: each launch's runs by a Huber M-estimate at ``scale`` (its own
         mean with fewer than 3 runs), the launches weighted by their runs."""
@@ -279,7 +289,7 @@ def components(
     estimates' difference (noise, its Huber factor, and launches), and the bias lengths' g."""
     q2, tau2 = settings.request_sd**2, settings.launch_sd**2
     a0 = (ha**2 + q2 / a.f0) / max(len(a.y0), 1) + (hb**2 + q2 / b.f0) / max(len(b.y0), 1) + 2 * tau2
-    a1 = sum(HUBER_VAR * h * h / max(len(x.y1), 1) + q2 * x.inv_len + tau2 * x.launch_share
+    a1 = sum(x.huber_factor * h * h / max(len(x.y1), 1) + q2 * x.inv_len + tau2 * x.launch_share
              for x, h in ((a, ha), (b, hb)))  # fmt: skip
     return a0, a1, (g(a.f0) + g(b.f0)) / 2, (a.g1 + b.g1) / 2
 
