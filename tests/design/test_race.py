@@ -78,9 +78,11 @@ def test_a_config_far_behind_at_look_0_gets_nothing_more_and_each_config_launche
     assert sum(c.status == "decided" for c in cells.values()) >= 5  # 10% gaps at 2% noise
 
 
-def test_later_runs_length_follows_the_noise() -> None:
+def test_later_runs_length_follows_the_noise(monkeypatch: pytest.MonkeyPatch) -> None:
     """Quiet runs and loud launch levels: the relaunch's runs are short (the launch dominates anyway);
-    a strong short-run bias: longer runs."""
+    a strong short-run bias: longer runs, where the relaunch's time allows 3 of them (here: two
+    passes' time; at the default half pass only the shortest fit MIN_RUNS)."""
+    monkeypatch.setattr(race_plan, "RELAUNCH_PASS", 2.0)
     quiet = DesignSettings(race=True, budget_fraction=None, launch_sd=0.03, short_bias=0.0)
     biased = DesignSettings(race=True, budget_fraction=None, launch_sd=0.005, short_bias=0.10)
     lengths = {}
@@ -108,7 +110,10 @@ def test_launch_noise_and_bias_widen_look_0() -> None:
     assert p_plain < p_launch and p_plain < p_bias
 
 
-def test_a_bias_larger_than_the_prior_is_measured_from_short_against_long_runs() -> None:
+def test_a_bias_larger_than_the_prior_is_measured_from_short_against_long_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(race_plan, "RELAUNCH_PASS", 2.0)  # time for longer runs: a lever on the bias
     rng = np.random.default_rng(1)
     beta = {(c, p): rng.normal(0.0, 0.2) for c in LABELS for p in POINTS}
     # as this world, with a bias prior that makes the relaunch's runs longer than the short look's
@@ -242,16 +247,19 @@ def test_a_calibrated_launch_sd_carries_its_df_into_each_verdict() -> None:
 
 def test_the_relaunch_shares_its_time_by_the_neyman_rule() -> None:
     """Round 1's runs take RELAUNCH_PASS of one full pass of the open cells; a cheap cell gets more
-    runs than a dear one (time ~ sqrt(run cost)), every cell at least 2."""
-    dear, cheap = POINTS[0], POINTS[1]
-    obs = [Observation(c, p, 0, 0, i, 1000.0, (800.0 if p == dear else 50.0) * 0.125, 0.125)
-           for i, (c, p) in enumerate((c, p) for c in ("A", "B") for p in (dear, cheap))]  # fmt: skip
-    a = race_plan.assess(obs, ["A", "B"], [dear, cheap], RACE)
+    runs than a dear one (time ~ sqrt(run cost)); a cell whose share is under MIN_RUNS runs gets
+    MIN_RUNS (a Huber estimate's least), the others share what is left."""
+    dear, cheap = POINTS[0], POINTS[1:]
+    full = {p: 800.0 if p == dear else 50.0 for p in POINTS}
+    obs = [Observation(c, p, 0, 0, i, 1000.0, full[p] * 0.125, 0.125)
+           for i, (c, p) in enumerate((c, p) for c in ("A", "B") for p in POINTS)]  # fmt: skip
+    a = race_plan.assess(obs, ["A", "B"], POINTS, RACE)
     costs = race_plan.FullCosts(obs, {"A": 300.0, "B": 300.0})
-    plan = race_plan.allocate(a, [dear, cheap], RACE, costs)
-    assert plan[cheap][1] > plan[dear][1] >= 2
-    spent = sum(f * k * sum(costs.run(c, p) for c in "AB") for p, (f, k) in plan.items())
-    assert spent <= race_plan.RELAUNCH_PASS * 2 * (800.0 + 50.0) + 1e-6
+    plan = race_plan.allocate(a, POINTS, RACE, costs)
+    assert plan[dear] == (0.125, race_plan.MIN_RUNS)  # its Neyman share: 2.3 runs
+    assert all(plan[p][1] > race_plan.MIN_RUNS for p in cheap)
+    spent = sum(f * k * 2 * full[p] for p, (f, k) in plan.items())
+    assert spent <= race_plan.RELAUNCH_PASS * 2 * sum(full.values()) + 1e-6
     assert race_plan.allocate(a, [], RACE, costs) == {}
 
 

@@ -13,13 +13,14 @@ Pure and deterministic, like :mod:`specsweep.design.schedule`, and called the sa
   (more than OUT_K robust sds from their median: one run hit by a heavy tail) is not decided at
   look 0, and its short runs are left out of the later looks.
 - **Round 1 (look 1)**: one relaunch of each config still in a cell, holding all its remaining runs
-  (every pending cell). Per cell, the rules choose the run length and count (``LENGTHS`` x 2 ..
-  ``max_repeats``) that reach the precision a gap of twice the margin needs at the least run time,
-  or, when the launch levels make that unreachable, the cheapest within ``RELAX`` of the best
-  precision. The verdict combines the short and the long runs with the weight that minimises the
+  (every pending cell). Their time is a share of one full-length pass of the open cells
+  (race_plan.RELAUNCH_PASS), shared out by the Neyman rule (a cell's time ~ the square root of its
+  shortest run's cost); per cell, the length (``LENGTHS``) whose runs in that time give the least
+  error (race_plan.allocate). The verdict combines the short and the long runs with the weight that minimises the
   error, with the noise measured inside the relaunch (every cell's repeats, pooled per config), the
-  launch levels and the short runs' bias (the prior, or the bias measured across cells from the
-  short against the long runs, the larger) in its variance. Each launch's runs of a cell enter by a
+  launch levels (``launch_sd``, with ``launch_df`` degrees of freedom where it was calibrated:
+  Welch-Satterthwaite) and the short runs' bias (the prior, or the bias measured across cells from
+  the short against the relaunch's runs, the larger) in its variance. Each launch's runs of a cell enter by a
   Huber M-estimate (HUBER_C measured sds; a heavy-tailed run moves it by at most that much) and a
   short run that disagrees with the long runs by more than OUT_Z sds is left out.
 - **Round 2 (look 2; ``launches: 3``)**: a third launch of the configs still in a cell that is open
