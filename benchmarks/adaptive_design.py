@@ -23,7 +23,9 @@ equal to st=5 and EAGLE as measured (far behind) naming an st=3 / st=5 winner; o
 least twice the margin, the share decided for the right config, against the baseline's; and the
 share of equivalence verdicts whose true gap is under the margin.
 
-Racing is replayed with at most two launches a config (``launches: 2``) and three (the default),
+Racing is replayed with at most two launches a config (``launches: 2``, the default) and three,
+its ``launch_sd`` from a simulated calibration (``--calibration-launches``, 10 by default; 0: the
+3% prior),
 and each racing row's cost is split into its parts (look 0's short runs, the launches, the later
 runs), so it shows what sets it. ``--other-replays`` replays the rows outside KEY_ROWS (and the first
 generation, ~8x slower to replay) fewer times; each row states its count.
@@ -247,12 +249,34 @@ class Row:
     wrong: float = 0.0  # decided for the worse config (any gap)
 
 
+def calibrated(
+    settings: DesignSettings, noise: Noise, launches: int, rng: np.random.Generator
+) -> DesignSettings:
+    """The racing design's settings with ``launch_sd`` from a simulated ``specsweep calibrate-noise``
+    of ``launches`` launches of one config at the row's true launch sd: the estimate
+    (sd x sqrt(chi2(df) / df)) and its df (launches - 1), as the loop takes a stored calibration.
+    ``launches`` 0: the settings as they are (the ``launch_sd`` prior)."""
+    if not settings.race or launches < 2:
+        return settings
+    df = launches - 1
+    return replace(
+        settings, launch_sd=noise.launch_sd * math.sqrt(rng.chisquare(df) / df), launch_df=float(df)
+    )
+
+
 def measure(
-    grid: Grid, noise: Noise, launch: float, replays: int, seed: int, settings: DesignSettings
-) -> Row:
+    grid: Grid, noise: Noise, launch: float, replays: int, seed: int, settings: DesignSettings,
+    calibration: int = 0,
+) -> Row:  # fmt: skip
     """One row: ``replays`` replays of the design on the grid and on its A/A version, and as many of
-    the baseline (seeded: the same seed gives the same row)."""
+    the baseline (seeded: the same seed gives the same row). ``calibration``: the racing design's
+    ``launch_sd`` from a calibration of that many launches, drawn anew for each replay (its own
+    stream: the worlds stay the same). The baseline's worlds have their own stream too, so every
+    design of a row is compared with the same baseline replays."""
     rng = np.random.default_rng(seed)
+    cal_rng = np.random.default_rng([seed, 1])
+    rng_b = np.random.default_rng([seed, 2])  # the baseline's worlds: the same whatever a design draws
+    prior = settings
     base = baseline_cost(grid, launch)
     blocked = baseline_cost(grid, launch, "blocked")
     row = Row(noise.name, launch, replays, _budget(settings), design_name(settings),
@@ -267,6 +291,7 @@ def measure(
             for p in grid.points for i, a in enumerate(LABELS) for b in LABELS[i + 1:]}  # fmt: skip
     margin = math.log1p(settings.margin)
     for _ in range(replays):
+        settings = calibrated(prior, noise, calibration, cal_rng)
         world = World(grid, noise, rng, base)
         state, obs = replay_design(world, settings, launch)
         costs.append(state.spent_s)
@@ -274,7 +299,7 @@ def measure(
                   launch * len({(o.label, o.round) for o in obs}),
                   sum(o.cost_s for o in obs if o.round > 0))  # fmt: skip
         win, eq = design_winners(state)
-        bw = replay_baseline(World(grid, noise, rng, base), launch, settings.level)
+        bw = replay_baseline(World(grid, noise, rng_b, base), launch, settings.level)
         for k, g in gaps.items():
             truth_w = k[1] if g > 0 else k[2]
             if abs(g) >= 2 * margin:
@@ -291,7 +316,7 @@ def measure(
         st_aa, _ = replay_design(World(aa, noise, rng, base), settings, launch)
         fam_d = {settings.family(ps.a, ps.b) for c in st_aa.cells for ps in c.pairs if ps.winner}
         fam_b = {settings.family(k[1], k[2]) for k, w in
-                 replay_baseline(World(aa, noise, rng, base), launch, settings.level).items() if w is not None}  # fmt: skip
+                 replay_baseline(World(aa, noise, rng_b, base), launch, settings.level).items() if w is not None}  # fmt: skip
         for f in fam_d:
             aa_fam[f] = aa_fam.get(f, 0) + 1
         for f in fam_b:
@@ -299,7 +324,7 @@ def measure(
         within = grid.aa_within()
         st_w, _ = replay_design(World(within, noise, rng, base), settings, launch)
         aaw += any(ps.winner for c in st_w.cells for ps in c.pairs if {ps.a, ps.b} == spec)
-        bw_w = replay_baseline(World(within, noise, rng, base), launch, settings.level)
+        bw_w = replay_baseline(World(within, noise, rng_b, base), launch, settings.level)
         aaw_base += any(w is not None for k, w in bw_w.items() if {k[1], k[2]} == spec)
     c = np.array(costs)
     row.aaw_any, row.aaw_any_base = aaw / replays, aaw_base / replays
@@ -325,9 +350,12 @@ NOISES = (
     Noise("drift 5% over the baseline's time, 3%, launches 1%", 0.03, drift=0.05, launch_sd=0.01),
     Noise("log-normal 5%, launches 1%, short-run bias 4%", 0.05, launch_sd=0.01, bias=0.04),
 )
-RACE = replace(DEFAULT, race=True)  # the default cap: three launches a config
-RACE2 = replace(RACE, launches=2)
-DESIGNS = (DEFAULT, RACE2, RACE)
+RACE = replace(DEFAULT, race=True)  # the default cap: two launches a config
+RACE3 = replace(RACE, launches=3)
+DESIGNS = (DEFAULT, RACE, RACE3)
+# the racing design's launch_sd: a simulated `specsweep calibrate-noise` of this many launches at the
+# row's true launch level (benchmarks/launch_calibration.py's calibrated rows use 10)
+CALIBRATION_LAUNCHES = 10
 # the rows replayed --replays times (racing only): the targets' rows and the t(3) tails
 KEY_ROWS = ((NOISES[1], 300.0), (NOISES[2], 300.0), (NOISES[5], 300.0), (NOISES[1], 60.0))
 
@@ -343,7 +371,7 @@ def rows_to_run() -> list[tuple[Noise, float, DesignSettings]]:
     return rows + [(NOISES[1], launch, st) for launch in (60.0, 900.0) for st in DESIGNS]
 
 
-def _row(args: tuple[Grid, Noise, float, int, int, DesignSettings]) -> Row:
+def _row(args: tuple[Grid, Noise, float, int, int, DesignSettings, int]) -> Row:
     return measure(*args)
 
 
@@ -363,14 +391,16 @@ def cost_target(launch: float) -> tuple[float, float] | None:
     return {300.0: (0.25, 0.30), 60.0: (0.15, 1.0)}.get(launch)
 
 
-def markdown(rows: Sequence[Row], command: str, settings: DesignSettings) -> str:
+def markdown(rows: Sequence[Row], command: str, settings: DesignSettings, calibration: int = 0) -> str:
     def pct(x: float) -> str:
         return f"{x * 100:.1f}%"
 
+    launch_sd = (f"from a simulated calibration of {calibration} launches at the row's launch level, with its "
+                 f"{calibration - 1} df" if calibration >= 2 else f"{RACE.launch_sd:.0%}")  # fmt: skip
     out = [
         f"Generated by `{command}` (settings: margin {settings.margin:.0%}, max_repeats {settings.max_repeats}, "
         f"budget {_budget(settings)}; racing: short looks at {RACE.short_fraction:.3g} of the reference length, "
-        f"at least {RACE.min_waves} waves, launch_sd {RACE.launch_sd:.0%}, short_bias {RACE.short_bias:.0%}). "
+        f"at least {RACE.min_waves} waves, short_bias {RACE.short_bias:.0%}, launch_sd {launch_sd}). "
         "A racing row's cost parts: look 0's short runs + the launches + the later runs. "
         "Costs are shares of the same grid with "
         '`repeats: 3` run interleaved (3 rounds, a launch per config per round); "blocked" against one launch '
@@ -412,6 +442,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="rows replayed in parallel")
     p.add_argument("--write", metavar="FILE", help="replace the generated section of this Markdown file")
+    p.add_argument(
+        "--calibration-launches",
+        type=int,
+        default=CALIBRATION_LAUNCHES,
+        help="racing: launch_sd from a simulated calibration of this many launches (0: the 3%% prior)",
+    )
+    p.add_argument("--key-rows", action="store_true", help="only the racing designs' KEY_ROWS (while iterating)")  # fmt: skip
     a = p.parse_args(argv)
     if a.replays < 1:
         p.error(f"--replays must be >= 1, got {a.replays}")
@@ -421,7 +458,10 @@ def main(argv: list[str] | None = None) -> int:
         (n, launch): a.seed + i for i, (n, launch) in enumerate(dict.fromkeys((n, la) for n, la, _s in todo))
     }
     other = a.other_replays or a.replays
-    work = [(grid, n, launch, a.replays if st.race and (n, launch) in KEY_ROWS else other, seeds[(n, launch)], st)
+    if a.key_rows:
+        todo = [(n, launch, st) for n, launch, st in todo if st.race and (n, launch) in KEY_ROWS]
+    cal = a.calibration_launches
+    work = [(grid, n, launch, a.replays if st.race and (n, launch) in KEY_ROWS else other, seeds[(n, launch)], st, cal)
             for n, launch, st in todo]  # fmt: skip
     work.sort(key=lambda w: -w[3] * (8 if not w[5].race else 1))  # the longest first: the pool ends together
     if a.jobs > 1:
@@ -433,8 +473,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = [by[(n.name, launch, design_name(st))] for n, launch, st in todo]
     cmd = (
         f"python3 benchmarks/adaptive_design.py --replays {a.replays} --other-replays {other} --seed {a.seed}"
+        + (f" --calibration-launches {cal}" if cal != CALIBRATION_LAUNCHES else "")
+        + (" --key-rows" if a.key_rows else "")
     )
-    md = markdown(rows, cmd, DEFAULT)
+    md = markdown(rows, cmd, DEFAULT, cal)
     emit(md, a.write, BEGIN, END)
     return 0
 

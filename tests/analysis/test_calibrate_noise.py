@@ -114,7 +114,9 @@ def test_the_adaptive_design_takes_launch_sd_from_the_stored_calibration(tmp_pat
     launch_noise.store(res, f"sim@other-{host}", {"sd": 0.06, "df": 3, "kinds": ["sim"]})  # another host
     assert design_settings(with_calibrated_launch_sd(plan, res)).launch_sd == 0.03
     launch_noise.store(res, f"sim@{host}", {"sd": 0.012, "df": 3, "kinds": ["sim"]})
-    assert design_settings(with_calibrated_launch_sd(plan, res)).launch_sd == 0.012
+    calibrated = design_settings(with_calibrated_launch_sd(plan, res))
+    assert calibrated.launch_sd == 0.012 and calibrated.launch_df == 3.0  # its df reach the verdicts
+    assert design_settings(plan).launch_df is None  # the 3% prior: taken as known
     # the file's own launch_sd wins; no design: nothing to set
     _, own = load_experiment(
         write(tmp_path, {**experiment(), "run_order": None, "adaptive": {**design, "launch_sd": 0.04}})

@@ -57,15 +57,18 @@ def test_the_replay_draws_launch_levels_and_short_run_bias(bench: ModuleType) ->
 
 
 def test_racing_costs_come_from_its_parts_and_decide_the_large_gaps(bench: ModuleType) -> None:
-    """Two launches a config: 24.9% at 300 s launches, set by the plan (the same in every replay);
-    the third launch, for cells still open that could be decided, costs more and varies."""
+    """Two launches a config (the default cap), launch_sd from a simulated calibration: under the cost
+    targets at 300 s launches, and 15.4% at 60 s (the target: 15%; the relaunch's floor of 3 runs a
+    cell, which holds the level under t(3) tails, is 6.6% there); the third launch, for cells
+    still open that could be decided, costs more and varies."""
     g = bench.reference_grid()
     noise = bench.Noise("5%, launches 1%", 0.05, launch_sd=0.01)
-    two = bench.measure(g, noise, 300.0, 3, 0, bench.RACE2)
+    two = bench.measure(g, noise, 300.0, 3, 0, bench.RACE, bench.CALIBRATION_LAUNCHES)
+    assert bench.measure(g, noise, 60.0, 2, 0, bench.RACE, bench.CALIBRATION_LAUNCHES).cost_mean <= 0.155
     assert two.cost_p95 <= 0.30 and two.cost_mean <= 0.25  # issue 36's cost targets at 300 s launches
     assert two.cost_mean == pytest.approx(sum(two.parts))  # look 0 + launches + later runs
     assert two.parts[1] == pytest.approx(5 * 300.0 / bench.baseline_cost(g, 300.0))  # 3 + 2 launches
-    three = bench.measure(g, noise, 300.0, 3, 0, bench.RACE)
+    three = bench.measure(g, noise, 300.0, 3, 0, bench.RACE3, bench.CALIBRATION_LAUNCHES)
     assert three.cost_mean == pytest.approx(sum(three.parts)) and three.cost_mean > two.cost_mean
     assert three.parts[1] == pytest.approx(7 * 300.0 / bench.baseline_cost(g, 300.0))  # + the 2 DSpark
     for row in (two, three):
@@ -87,3 +90,16 @@ def test_racing_holds_its_level_on_t3_tails_with_launch_levels(bench: ModuleType
         state, _obs = bench.replay_design(bench.World(g, noise, rng, base), bench.RACE, 300.0)
         wins += any(ps.winner for c in state.cells for ps in c.pairs)
     assert wins <= 1
+
+
+def test_a_simulated_calibration_gives_the_racing_design_its_launch_sd_and_df(bench: ModuleType) -> None:
+    import numpy as np
+
+    noise = bench.Noise("n", 0.05, launch_sd=0.03)
+    rng = np.random.default_rng(0)
+    sds = [bench.calibrated(bench.RACE, noise, 10, rng) for _ in range(400)]
+    assert all(s.launch_df == 9.0 for s in sds)
+    assert np.mean([s.launch_sd**2 for s in sds]) == pytest.approx(0.03**2, rel=0.1)  # unbiased for tau^2
+    assert len({s.launch_sd for s in sds}) == 400  # drawn anew each replay
+    assert bench.calibrated(bench.RACE, noise, 0, rng) == bench.RACE  # 0: the prior as it is
+    assert bench.calibrated(bench.DEFAULT, noise, 10, rng) == bench.DEFAULT  # the first generation: none

@@ -78,9 +78,11 @@ def test_a_config_far_behind_at_look_0_gets_nothing_more_and_each_config_launche
     assert sum(c.status == "decided" for c in cells.values()) >= 5  # 10% gaps at 2% noise
 
 
-def test_later_runs_length_follows_the_noise() -> None:
+def test_later_runs_length_follows_the_noise(monkeypatch: pytest.MonkeyPatch) -> None:
     """Quiet runs and loud launch levels: the relaunch's runs are short (the launch dominates anyway);
-    a strong short-run bias: longer runs."""
+    a strong short-run bias: longer runs, where the relaunch's time allows 3 of them (here: two
+    passes' time; at the default half pass only the shortest fit MIN_RUNS)."""
+    monkeypatch.setattr(race_plan, "RELAUNCH_PASS", 2.0)
     quiet = DesignSettings(race=True, budget_fraction=None, launch_sd=0.03, short_bias=0.0)
     biased = DesignSettings(race=True, budget_fraction=None, launch_sd=0.005, short_bias=0.10)
     lengths = {}
@@ -108,16 +110,20 @@ def test_launch_noise_and_bias_widen_look_0() -> None:
     assert p_plain < p_launch and p_plain < p_bias
 
 
-def test_a_bias_larger_than_the_prior_is_measured_from_short_against_long_runs() -> None:
+def test_a_bias_larger_than_the_prior_is_measured_from_short_against_long_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(race_plan, "RELAUNCH_PASS", 2.0)  # time for longer runs: a lever on the bias
     rng = np.random.default_rng(1)
-    beta = {(c, p): rng.normal(0.0, 0.08) for c in LABELS for p in POINTS}
-    s = DesignSettings(race=True, budget_fraction=None, launch_sd=0.005, request_sd=0.0)  # as this world
+    beta = {(c, p): rng.normal(0.0, 0.2) for c in LABELS for p in POINTS}
+    # as this world, with a bias prior that makes the relaunch's runs longer than the short look's
+    s = DesignSettings(race=True, budget_fraction=None, launch_sd=0.005, request_sd=0.0, short_bias=0.1)
     _states, obs = replay(
         lambda c, p: 1000.0, noise=0.005, settings=s, bias=lambda c, p: beta[(c, p)], seed=2
     )
     assert {o.length for o in obs if o.round == 1} != {s.short_fraction}  # longer runs: a lever on the bias
     a = race_plan.assess(obs, LABELS, POINTS, s)
-    assert a.noise.bias > race_plan.prior_bias(s) * 2
+    assert a.noise.bias > race_plan.prior_bias(s) * 1.5  # the world: 0.2, the prior 0.07
 
 
 @pytest.mark.parametrize("launch_sd", [0.0, 0.03])
@@ -203,7 +209,10 @@ def test_equivalence_splits_its_level_over_the_later_looks() -> None:
     lk1 = race.RaceLook(1, 0.0, 0.01, 50.0, 1.0, 0.01)
     lk2 = race.RaceLook(2, 0.0, 0.01, 50.0, 1.0, 0.01)
     three = race.RacePair((POINTS[0], "A", "B"), (lk1, lk2), 5, 5, race.SHARES[3])
-    assert three.p_eq_seq == pytest.approx(0.01 * 0.9 / 0.6)  # look 1 holds 0.6 of the later looks' 0.9
+    sh = race.SHARES[3]
+    assert three.p_eq_seq == pytest.approx(
+        0.01 * sum(sh[1:]) / sh[1]
+    )  # look 1's part of the later looks' share
     two = race.RacePair((POINTS[0], "A", "B"), (lk1,), 5, 5, race.SHARES[2])
     assert two.p_eq_seq == pytest.approx(0.01)
 
@@ -212,7 +221,76 @@ def test_the_launch_cap_is_an_adaptive_key_of_2_or_3() -> None:
     from specsweep.errors import ConfigError
     from specsweep.experiment.adaptive import AdaptiveOptions
 
-    assert AdaptiveOptions().settings().launches == 3
+    assert AdaptiveOptions().settings().launches == 2
     assert AdaptiveOptions.model_validate({"race": True, "launches": 2}).settings().launches == 2
     with pytest.raises((ValueError, ConfigError), match="launches"):
         AdaptiveOptions.model_validate({"launches": 4})
+
+
+def test_a_calibrated_launch_sd_carries_its_df_into_each_verdict() -> None:
+    """launch_df (a calibration's launches - 1): the launch part of a look's variance is an estimate,
+    so its df fall from inf (look 0) or the run noise's (look 1), and the p value grows."""
+    a = race.Side((0.25,), 0.125, (0.1, 0.12, 0.11), (0.125,) * 3)
+    b = race.Side((0.0,), 0.125, (0.0, 0.01, -0.01), (0.125,) * 3)
+    known = DesignSettings(race=True, launch_sd=0.03)
+    est = replace(known, launch_df=3.0)
+    assert race.look0(a, b, known, 0.0).df == math.inf
+    assert (
+        race.look0(a, b, est, 0.0).df < 1e4 and race.look0(a, b, est, 0.0).p > race.look0(a, b, known, 0.0).p
+    )
+    n = (0.02, 40.0)
+    lk_known, lk_est = race.look1(a, b, n, n, known, 0.0), race.look1(a, b, n, n, est, 0.0)
+    assert lk_est.df < lk_known.df and lk_est.p > lk_known.p
+    assert lk_est.se == pytest.approx(lk_known.se)  # the same variance, less sure of it
+    assert race.satterthwaite(1.0, 0.0, 0.0, 5.0) == math.inf  # no launch part: nothing estimated
+
+
+def test_the_relaunch_shares_its_time_by_the_neyman_rule() -> None:
+    """Round 1's runs take RELAUNCH_PASS of one full pass of the open cells; a cheap cell gets more
+    runs than a dear one (time ~ sqrt(run cost)); a cell whose share is under MIN_RUNS runs gets
+    MIN_RUNS (a Huber estimate's least), the others share what is left."""
+    dear, cheap = POINTS[0], POINTS[1:]
+    full = {p: 800.0 if p == dear else 50.0 for p in POINTS}
+    obs = [Observation(c, p, 0, 0, i, 1000.0, full[p] * 0.125, 0.125)
+           for i, (c, p) in enumerate((c, p) for c in ("A", "B") for p in POINTS)]  # fmt: skip
+    a = race_plan.assess(obs, ["A", "B"], POINTS, RACE)
+    costs = race_plan.FullCosts(obs, {"A": 300.0, "B": 300.0})
+    plan = race_plan.allocate(a, POINTS, RACE, costs)
+    assert plan[dear] == (0.125, race_plan.MIN_RUNS)  # its Neyman share: 2.3 runs
+    assert all(plan[p][1] > race_plan.MIN_RUNS for p in cheap)
+    spent = sum(f * k * 2 * full[p] for p, (f, k) in plan.items())
+    assert spent <= race_plan.RELAUNCH_PASS * 2 * sum(full.values()) + 1e-6
+    assert race_plan.allocate(a, [], RACE, costs) == {}
+
+
+def test_the_bias_is_measured_from_the_relaunch_alone() -> None:
+    """A third launch in some cells only, with its own level: the short-minus-long differences would
+    carry that level in those cells and read it as bias; measured on the relaunch alone, they do not."""
+    rng = np.random.default_rng(5)
+    obs: list[Observation] = []
+    s = replace(RACE, launches=3, request_sd=0.0, short_bias=0.0)
+    for c in ("A", "B"):
+        for p in POINTS:
+            obs.append(
+                Observation(c, p, 0, 0, len(obs), 1000.0 * math.exp(rng.normal(0, 0.002)), 12.5, 0.125)
+            )
+            for r in (1, 1, 2, 2):
+                lvl = 0.3 if (c == "A" and r == 2) else 0.0  # A's third launch reads 35% high
+                if r == 2 and p not in POINTS[:3]:
+                    continue  # the third launch in half the cells
+                v = 1000.0 * math.exp(rng.normal(0, 0.002) + lvl)
+                obs.append(Observation(c, p, 1, r, len(obs), v, 25.0, 0.25))
+    a = race_plan.assess(obs, ["A", "B"], POINTS, s)
+    assert a.noise.bias < 0.01
+
+
+def test_only_runs_that_enter_by_the_huber_estimate_pay_its_variance() -> None:
+    """A launch's 2 runs enter by their mean (nothing to tell an outlier by): no Huber factor on
+    their variance; 3 or more: HUBER_VAR."""
+    assert race.Side((0.0,), 0.125, (0.0, 0.1)).huber_factor == 1.0
+    assert race.Side((0.0,), 0.125, (0.0, 0.1, 0.2)).huber_factor == pytest.approx(race.HUBER_VAR)
+    mixed = race.Side((0.0,), 0.125, (0.0, 0.1, 0.2, 0.3, 0.4), (0.125,) * 5, (1, 1, 1, 2, 2))
+    assert mixed.huber_factor == pytest.approx((3 * race.HUBER_VAR + 2) / 5)
+    two = race.Side((0.0,), 0.125, (0.0, 0.1), (0.125,) * 2)
+    s = DesignSettings(race=True, launch_sd=0.0, request_sd=0.0)
+    assert race.components(two, two, 0.05, 0.05, s)[1] == pytest.approx(2 * 0.05**2 / 2)

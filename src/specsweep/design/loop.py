@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -206,5 +207,8 @@ def with_calibrated_launch_sd(plan: Plan, results_dir: str | Path) -> Plan:
     if prior is None:
         return plan
     log.info("adaptive design: launch_sd %.2f%% from the stored calibration %s", 100 * prior.sd, prior.name)
-    exp = plan.experiment.model_copy(update={"adaptive": opts.model_copy(update={"launch_sd": prior.sd})})
+    df = prior.df if math.isfinite(prior.df) else None  # the calibration's df reach each verdict's
+    exp = plan.experiment.model_copy(
+        update={"adaptive": opts.model_copy(update={"launch_sd": prior.sd, "launch_df": df})}
+    )
     return dataclasses.replace(plan, experiment=exp)

@@ -13,13 +13,14 @@ Pure and deterministic, like :mod:`specsweep.design.schedule`, and called the sa
   (more than OUT_K robust sds from their median: one run hit by a heavy tail) is not decided at
   look 0, and its short runs are left out of the later looks.
 - **Round 1 (look 1)**: one relaunch of each config still in a cell, holding all its remaining runs
-  (every pending cell). Per cell, the rules choose the run length and count (``LENGTHS`` x 2 ..
-  ``max_repeats``) that reach the precision a gap of twice the margin needs at the least run time,
-  or, when the launch levels make that unreachable, the cheapest within ``RELAX`` of the best
-  precision. The verdict combines the short and the long runs with the weight that minimises the
+  (every pending cell). Their time is a share of one full-length pass of the open cells
+  (race_plan.RELAUNCH_PASS), shared out by the Neyman rule (a cell's time ~ the square root of its
+  shortest run's cost); per cell, the length (``LENGTHS``) whose runs in that time give the least
+  error (race_plan.allocate). The verdict combines the short and the long runs with the weight that minimises the
   error, with the noise measured inside the relaunch (every cell's repeats, pooled per config), the
-  launch levels and the short runs' bias (the prior, or the bias measured across cells from the
-  short against the long runs, the larger) in its variance. Each launch's runs of a cell enter by a
+  launch levels (``launch_sd``, with ``launch_df`` degrees of freedom where it was calibrated:
+  Welch-Satterthwaite) and the short runs' bias (the prior, or the bias measured across cells from
+  the short against the relaunch's runs, the larger) in its variance. Each launch's runs of a cell enter by a
   Huber M-estimate (HUBER_C measured sds; a heavy-tailed run moves it by at most that much) and a
   short run that disagrees with the long runs by more than OUT_Z sds is left out.
 - **Round 2 (look 2; ``launches: 3``)**: a third launch of the configs still in a cell that is open
@@ -50,7 +51,7 @@ from specsweep.stats.sequential import PairKey
 
 # the level's shares of look 0 (short runs, assumed noise), look 1 (measured) and look 2, by the
 # most launches a config gets
-SHARES = {2: (0.1, 0.9), 3: (0.1, 0.6, 0.3)}
+SHARES = {2: (0.05, 0.95), 3: (0.05, 0.65, 0.3)}
 W0 = 0.1
 OUT_K = 5.0  # look 0: a pair's difference this many robust sds off its other cells' median is held
 OUT_Z = 3.5  # later looks: a short run this many sds off the long runs is left out
@@ -134,6 +135,16 @@ class Side:
         for r in self.rounds:
             counts[r] = counts.get(r, 0) + 1
         return sum((c / n) ** 2 for c in counts.values()) if n else 1.0
+
+    @property
+    def huber_factor(self) -> float:
+        """The later estimate's noise variance against the plain mean's: HUBER_VAR for a launch's runs
+        that enter by the Huber estimate (3 or more), 1 for those that enter by their mean."""
+        counts: dict[int, int] = {}
+        for r in self.rounds:
+            counts[r] = counts.get(r, 0) + 1
+        n = len(self.y1)
+        return sum(c * (HUBER_VAR if c >= 3 else 1.0) for c in counts.values()) / n if n else 1.0
 
     def center(self, scale: float) -> float:
         """The later runs' estimate: each launch's runs by a Huber M-estimate at ``scale`` (its own
@@ -279,7 +290,7 @@ def components(
     estimates' difference (noise, its Huber factor, and launches), and the bias lengths' g."""
     q2, tau2 = settings.request_sd**2, settings.launch_sd**2
     a0 = (ha**2 + q2 / a.f0) / max(len(a.y0), 1) + (hb**2 + q2 / b.f0) / max(len(b.y0), 1) + 2 * tau2
-    a1 = sum(HUBER_VAR * h * h / max(len(x.y1), 1) + q2 * x.inv_len + tau2 * x.launch_share
+    a1 = sum(x.huber_factor * h * h / max(len(x.y1), 1) + q2 * x.inv_len + tau2 * x.launch_share
              for x, h in ((a, ha), (b, hb)))  # fmt: skip
     return a0, a1, (g(a.f0) + g(b.f0)) / 2, (a.g1 + b.g1) / 2
 
@@ -300,7 +311,16 @@ def look0(a: Side, b: Side, settings: DesignSettings, bias: float, held: bool = 
     s2 = 2 * DEFAULT_RUN_NOISE**2 + 2 * settings.launch_sd**2 + 2 * (bias * (g(a.f0) + g(b.f0)) / 2) ** 2
     d = float(np.mean(a.y0) - np.mean(b.y0))
     se = math.sqrt(s2)
-    return RaceLook(0, d, se, math.inf, 1.0 if held else min(1.0, 2 * _sf_t(abs(d) / se, math.inf)))
+    df = satterthwaite(s2, 0.0, 2 * settings.launch_sd**2, settings.launch_df)
+    return RaceLook(0, d, se, df, 1.0 if held else min(1.0, 2 * _sf_t(abs(d) / se, df)))
+
+
+def satterthwaite(v: float, runs_den: float, launch_part: float, launch_df: float | None) -> float:
+    """The degrees of freedom of a variance ``v`` whose measured run-noise parts give ``runs_den``
+    (sum of part^2 / df; 0: none measured) and whose launch part is ``launch_part``, estimated with
+    ``launch_df`` (None: taken as known). inf where nothing in it was estimated."""
+    den = runs_den + (launch_part**2 / launch_df if launch_df else 0.0)
+    return v * v / den if den > 0 else math.inf
 
 
 def held_at_look0(
@@ -343,9 +363,11 @@ def look1(a: Side, b: Side, na: tuple[float, float], nb: tuple[float, float], se
     d = w * d0 + (1 - w) * d1
     ca = w * w / max(len(a.y0), 1) + (1 - w) ** 2 / len(a.y1)
     cb = w * w / max(len(b.y0), 1) + (1 - w) ** 2 / len(b.y1)
-    den = sum((c * h * h) ** 2 / df for c, h, df in ((ca, ha, dfa), (cb, hb, dfb)) if df > 0)
     measured = dfa > 0 and dfb > 0
-    df = v * v / den if den > 0 and measured else math.inf
+    den = sum((c * h * h) ** 2 / df for c, h, df in ((ca, ha, dfa), (cb, hb, dfb))) if measured else 0.0
+    tau2 = settings.launch_sd**2
+    launch = tau2 * (w * w * 2 + (1 - w) ** 2 * (a.launch_share + b.launch_share))
+    df = satterthwaite(v, den, launch, settings.launch_df)
     se = math.sqrt(v)
     p = min(1.0, 2 * _sf_t(abs(d) / se, df))
     p_eq = 1.0

@@ -33,6 +33,10 @@ from specsweep.experiment.adaptive import DesignSettings
 from specsweep.stats import basic as stats
 from specsweep.stats.sequential import PairKey
 
+RELAUNCH_PASS = 0.5  # round 1's runs: this share of a full-length pass of its contenders' cells
+MAX_RUNS = 4  # round 1: at most this many x max_repeats runs a config and cell
+MIN_RUNS = 3  # round 1: at least this many (a Huber estimate needs 3 to tell a heavy-tailed run)
+
 
 def prior_bias(settings: DesignSettings) -> float:
     """The short runs' bias scale per config at an eighth: ``short_bias`` is the sd of a pair's
@@ -64,7 +68,9 @@ def assess(obs: Sequence[Observation], configs: Sequence[str], points: Sequence[
     s = sides(obs, settings.metric)
     h = measured_noise(s, settings)
     noise = Noise(h, prior_bias(settings))
-    est = measured_bias(s, configs, points, noise, settings)
+    # the bias from the relaunch alone: one launch a config, its level common to every cell (a third
+    # launch in some cells only would leave its level in the short-minus-long differences)
+    est = measured_bias({k: _upto(v, 1) for k, v in s.items()}, configs, points, noise, settings)
     noise = Noise(h, max(noise.bias, est or 0.0))
     held = held_at_look0(s, configs, points)
     sh = shares(settings)
@@ -132,8 +138,8 @@ def open_pairs(a: RaceAssessment, p: Hashable) -> list[PairKey]:
 
 def plan_cell(a: RaceAssessment, p: Point, settings: DesignSettings, costs: FullCosts,
               family_open: int, rnd: int = 1) -> tuple[float, int] | None:  # fmt: skip
-    """(length, runs a config) for the cell's launch in round ``rnd``: the least run time reaching the
-    standard error that decides a gap of twice the margin at POWER, or the cheapest within RELAX of
+    """(length, runs a config) for the cell's launch in round ``rnd`` (the design plans round 1 by
+    ``allocate``, round 2 here): the least run time reaching the standard error that decides a gap of twice the margin at POWER, or the cheapest within RELAX of
     the best reachable one. Round 1 plans at PLAN_NOISE inside a launch (nothing measured yet);
     round 2 with each contender's measured noise and runs so far, and only for a cell that could
     still be decided (None otherwise): an open pair's |gap| plus one standard error reaches what
@@ -174,6 +180,52 @@ def plan_cell(a: RaceAssessment, p: Point, settings: DesignSettings, costs: Full
     return best[2], best[3]
 
 
+def allocate(a: RaceAssessment, cells: Sequence[Point], settings: DesignSettings,
+             costs: FullCosts) -> dict[Point, tuple[float, int]]:  # fmt: skip
+    """Round 1's (length, runs a config) per open cell. Its runs take RELAUNCH_PASS of one full-length
+    pass of the cells' contenders, shared out by the Neyman rule (a cell's time proportional to the
+    square root of its shortest run's cost: a cheap cell gets more runs, each worth as much), each
+    cell at least MIN_RUNS of its shortest runs (the least a Huber estimate tells a heavy-tailed run
+    by; the rest shared among the others); per cell, the length (LENGTHS) whose runs in that time give
+    the least error, short runs' bias included; at most MAX_RUNS x max_repeats runs and
+    max_repeats full runs' time."""
+    if not cells:
+        return {}
+    run_s = {p: sum(costs.run(c, p) for c in a.contenders[p]) for p in cells}
+    f0 = {p: sum(a.sides[(c, p)].f0 for c in a.contenders[p]) / len(a.contenders[p]) for p in cells}
+    unit = {p: max(max(LENGTHS[0], f0[p]) * run_s[p], 1e-9) for p in cells}
+    budget = RELAUNCH_PASS * sum(run_s.values())
+    floor: set[Point] = set()  # cells held at MIN_RUNS: the Neyman share would give them fewer
+    while True:
+        free = [p for p in cells if p not in floor]
+        room = budget - sum(MIN_RUNS * unit[p] for p in floor)
+        root = sum(math.sqrt(unit[p]) for p in free)
+        time_of = {p: room * math.sqrt(unit[p]) / root for p in free} if root > 0 else {}
+        low = {p for p in free if time_of[p] < MIN_RUNS * unit[p]}
+        if not low:
+            break
+        floor |= low
+    time_of.update({p: MIN_RUNS * unit[p] for p in floor})
+    h = PLAN_NOISE
+    out: dict[Point, tuple[float, int]] = {}
+    for p in cells:
+        best: tuple[float, float, int] | None = None
+        for f in LENGTHS:
+            length = max(f, f0[p])
+            cap = min(MAX_RUNS * settings.max_repeats, max(MIN_RUNS, int(settings.max_repeats / length)))
+            k = min(cap, int(time_of[p] / max(length * run_s[p], 1e-9) + 1e-9))
+            if k < MIN_RUNS and best is not None:
+                continue  # MIN_RUNS runs of this length would not fit its time
+            k = max(k, MIN_RUNS)
+            sd = Side.planned(f0[p], k, length)
+            v = best_weight(*components(sd, sd, h, h, settings), a.noise.bias)[1]
+            if best is None or v < best[0] - 1e-12:
+                best = (v, length, k)
+        assert best is not None
+        out[p] = (best[1], best[2])
+    return out
+
+
 def step(
     obs: Sequence[Observation],
     configs: Sequence[str],
@@ -203,8 +255,11 @@ def step(
         for k in open_pairs(a, p):
             f = settings.family(k[1], k[2])
             fam_open[f] = fam_open.get(f, 0) + 1
-    planned_cells = {p: plan_cell(a, p, settings, costs, max(fam_open.get(settings.family(k[1], k[2]), 1)
-                                                             for k in open_pairs(a, p)), rnd) for p in running}  # fmt: skip
+    if rnd == 1:
+        planned_cells: dict[Point, tuple[float, int] | None] = dict(allocate(a, running, settings, costs))
+    else:
+        planned_cells = {p: plan_cell(a, p, settings, costs, max(fam_open.get(settings.family(k[1], k[2]), 1)
+                                                                 for k in open_pairs(a, p)), rnd) for p in running}  # fmt: skip
     plans = {p: pl for p, pl in planned_cells.items() if pl is not None}
     cut: set[Point] = set()
     if limit is not None and plans:

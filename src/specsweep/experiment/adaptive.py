@@ -7,7 +7,8 @@ its checks against the rest of the file. Kept apart from specsweep.experiment.co
       budget: 75%         # or seconds (3600, 90m, 2h): launches and warmups included; null: none
       race: false         # true: the second generation (short first looks, two or three launches a config)
       launch_sd: 0.03     # racing: the sd of a launch's level its verdicts assume (log)
-      launches: 3         # racing: launches a config at most (2 or 3)
+      launch_df: null     # racing: launch_sd's degrees of freedom (null: taken as known)
+      launches: 2         # racing: launches a config at most (2 or 3)
 
 ``AdaptiveOptions.settings()`` maps the section onto the rules' DesignSettings, whose defaults are
 the section's defaults (one source).
@@ -59,6 +60,8 @@ class DesignSettings:
     least ``min_waves`` waves. ``launch_sd``: the sd of one launch's level (log; shared by every run
     of that launch), the prior its verdicts use until the launch-noise calibration supplies one
     (default 3%: freshly restarted servers agree within about 3% on throughput, vllm#42484).
+    ``launch_df``: the degrees of freedom of ``launch_sd`` (a calibration's launches - 1; None: taken
+    as known), carried into each verdict's degrees of freedom (Welch-Satterthwaite).
     ``short_bias``: the sd of the difference between two configs' short-run bias at an eighth of
     the reference length (against full runs), scaled as (1/length - 1) for other lengths (default
     2%: at a sixteenth, st=5 against st=3 read +9.0% where the full run read +3.1%, issue 36).
@@ -74,10 +77,11 @@ class DesignSettings:
     metric: str = "total_throughput"
     families: tuple[tuple[str, str], ...] = ()
     race: bool = False
-    launches: int = 3
+    launches: int = 2
     short_fraction: float = 0.125
     min_waves: int = 2
     launch_sd: float = 0.03
+    launch_df: float | None = None
     short_bias: float = 0.02
     request_sd: float = 0.01
 
@@ -131,6 +135,7 @@ class AdaptiveOptions(BaseModel):
 
     race: StrictBool = _DESIGN.race  # the second generation: short first looks, 2-3 launches a config
     launch_sd: checks.Finite = Field(default=_DESIGN.launch_sd, ge=0, lt=1)  # a launch's level (log sd)
+    launch_df: checks.Finite | None = Field(default=_DESIGN.launch_df, gt=0)  # its df (null: known)
     launches: StrictInt = Field(default=_DESIGN.launches, ge=2, le=3)  # racing: launches a config at most
 
     @field_validator("budget", mode="before")
@@ -144,7 +149,7 @@ class AdaptiveOptions(BaseModel):
         return DesignSettings(
             margin=self.margin, max_repeats=self.max_repeats, budget_s=budget_s, budget_fraction=fraction,
             level=_DESIGN.level, metric=_DESIGN.metric, race=self.race, launch_sd=self.launch_sd,
-            launches=self.launches,
+            launch_df=self.launch_df, launches=self.launches,
         )  # fmt: skip
 
 
