@@ -157,3 +157,26 @@ def test_design_section_in_chromium(browser: str, design_run: Path, tmp_path: Pa
             assert all(u.startswith(("file:", "data:")) for u in page.requests()), page.requests()
 
     asyncio.run(go())
+
+
+def test_a_racing_run_says_how_racing_decided(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run with ``race: true`` is not described as the first generation (a first pass of full runs,
+    "at most N runs per config"): it names look 0's short runs, the relaunch and what max_repeats
+    bounds under racing (time, up to 4x as many shorter runs) and the launches, in en and zh."""
+    plan = design_plan(margin=0.05, race=True, launches=2)
+    rd = create_run_dir(plan, tmp_path)
+    run_design(plan, rd, VirtualRunner(rd, lambda label, p, r: 1000.0 * (1 + 0.01 * r)))  # the racing rules
+    monkeypatch.setattr(observe, "default_rules", lambda: fixed_state)
+    view = build_view([rd.path], "sweep")
+    assert view.design is not None and view.design.intro.key == "design.intro_race"
+    en, zh = render(view, "md", "en"), render(view, "md", "zh")
+    assert "Racing on short first looks" in en and "Every config ran every cell once" not in en
+    assert "at most 3 full runs' time per config (up to 12 shorter runs) in at most 2 server launches" in en
+    assert "at most 3 runs per config and cell" not in en
+    assert "短首轮竞速" in zh and "每个配置至多启动服务 2 次" in zh
+
+
+def test_the_first_generation_keeps_its_own_words(design_run: Path) -> None:
+    en = render(build_view([design_run], "sweep"), "md", "en")
+    assert "Every config ran every cell once (the first pass)" in en and "Racing" not in en
+    assert "at most 3 runs per config and cell" in en

@@ -81,7 +81,7 @@ def design_markdown(view: ReportView, lang: str) -> list[str]:
         return "| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |"
 
     sep = "：" if lang == "zh" else ": "
-    out = ["", "---", "", f"## {label('sec.design', lang)}", "", _t(DesignMsg(key="design.intro"), lang), ""]
+    out = ["", "---", "", f"## {label('sec.design', lang)}", "", _t(d.intro, lang), ""]
     out += [f"- {label('design.cost', lang)}{sep}{summary_line(d, lang)}", f"- {settings_line(d, lang)}", ""]
     out.append(row([label(k, lang) for k in HEAD]))
     out.append("|---|---:|---|---:|---:|---|---|")
@@ -110,7 +110,7 @@ def design_html(page: HtmlPage) -> str:
         cells = [page.td(md_inline(esc(x)), num=HEAD[i] in numeric) for i, x in enumerate(r)]
         body_rows.append(cells)
     body = (
-        f"<p>{md_inline(esc(_t(DesignMsg(key='design.intro'), page.lang)))}</p>\n"
+        f"<p>{md_inline(esc(_t(d.intro, page.lang)))}</p>\n"
         f"<ul><li>{esc(label('design.cost', page.lang))}: {md_inline(esc(summary_line(d, page.lang)))}</li>"
         f"<li>{md_inline(esc(settings_line(d, page.lang)))}</li></ul>\n"
         + page.table(heads, body_rows, tid="design-table")

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from specsweep.analysis import core
 from specsweep.analysis.data import Dataset
-from specsweep.design import observe
+from specsweep.design import observe, race_plan
 from specsweep.design.costs import BASELINE_REPEATS
 from specsweep.design.types import DesignState, PairStatus
 from specsweep.experiment.adaptive import DesignSettings
@@ -78,10 +78,20 @@ def design_view(
                                                       "baseline": fmt_seconds(state.baseline_s), "share": share,
                                                       "single": fmt_seconds(state.baseline_s / BASELINE_REPEATS),
                                                       "single_share": BASELINE_REPEATS * share}),
-        settings_line=DesignMsg(key="design.settings", args={"metric": settings.metric, "margin": settings.margin,
-                                                             "max_repeats": settings.max_repeats,
-                                                             "level": settings.level}),
+        settings_line=_settings_line(settings),
+        intro=DesignMsg(key="design.intro_race" if settings.race else "design.intro"),
     )  # fmt: skip
+
+
+def _settings_line(settings: DesignSettings) -> DesignMsg:
+    """The design's settings in words: under racing, ``max_repeats`` bounds a cell's later runs by time
+    (full runs' worth, up to race_plan.MAX_RUNS x as many shorter ones) and ``launches`` the launches."""
+    args: dict[str, Any] = {"metric": settings.metric, "margin": settings.margin,
+                            "max_repeats": settings.max_repeats, "level": settings.level}  # fmt: skip
+    if not settings.race:
+        return DesignMsg(key="design.settings", args=args)
+    args.update(max_runs=race_plan.MAX_RUNS * settings.max_repeats, launches=settings.launches)
+    return DesignMsg(key="design.settings_race", args=args)
 
 
 @dataclass(frozen=True)

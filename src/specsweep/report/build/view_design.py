@@ -71,3 +71,4 @@ class DesignView(_Frozen):
     cells: list[DesignCell] = Field(default_factory=list)
     summary: DesignMsg
     settings_line: DesignMsg
+    intro: DesignMsg = DesignMsg(key="design.intro")  # the racing design has its own (design.intro_race)

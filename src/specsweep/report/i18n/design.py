@@ -52,6 +52,16 @@ _t(
     "指标 `{metric}`；相差在 ±{margin:.0%} 以内的配置视为等效；每个配置每个测试点最多运行 {max_repeats} 次；"
     "误判胜者率上限 {level:.0%}（对整个网格做 Benjamini-Hochberg 校正），无论设计查看数据多少次都成立",
 )
+_t(
+    "design.settings_race",
+    "metric `{metric}`; configs within ±{margin:.0%} count as equivalent; each cell's later runs take at most "
+    "{max_repeats} full runs' time per config (up to {max_runs} shorter runs) in at most {launches} server "
+    "launches per config; false-winner level {level:.0%} (Benjamini-Hochberg over the grid), held however often "
+    "the design looked at the data",
+    "指标 `{metric}`；相差在 ±{margin:.0%} 以内的配置视为等效；每个测试点后续运行每个配置最多用 {max_repeats} 次完整运行的时间"
+    "（至多 {max_runs} 次较短运行），每个配置至多启动服务 {launches} 次；误判胜者率上限 {level:.0%}"
+    "（对整个网格做 Benjamini-Hochberg 校正），无论设计查看数据多少次都成立",
+)
 _l("design.budget", "budget", "预算")
 _t("design.budget_seconds", "{seconds}", "{seconds}")
 _t("design.budget_none", "none (max repeats only)", "无（仅受最大重复次数限制）")
@@ -70,6 +80,18 @@ _t(
 )
 _t("design.why.undecided_plain", "undecided", "未判定")
 _t("design.why.no_data", "no valid runs to compare", "没有可比较的有效运行")
+_t(
+    "design.intro_race",
+    "Racing on short first looks: every config ran a short run of every cell in one server launch (look 0); "
+    "a config decided behind there got nothing more in that cell. The configs still in a cell were launched "
+    "again, each holding all its pending cells, with the run length and count the design chose per cell; a cell "
+    "stops when its leader is decided, when the configs are shown equivalent within the margin, when the "
+    "launches allowed are used, or when the budget is spent. Runs per config count short runs too. Effects "
+    "favour the first config of the pair; the interval is the one the decision rests on.",
+    "短首轮竞速：每个配置在一次服务启动内对每个测试点先做一次短运行（第 0 轮）；在该处被判定落后的配置在该测试点不再运行。"
+    "仍在竞争的配置再次启动，每次启动完成其全部待运行的测试点，运行长度和次数由设计按测试点选定；当领先者已判定、各配置在容差内被证明等效、"
+    "允许的启动次数用完或预算用尽时，该测试点停止。每个配置的运行次数也计入短运行。差异以比较中第一个配置为正方向；区间为判定所依据的区间。",
+)
 _t(
     "design.intro",
     "Every config ran every cell once (the first pass); then the design repeated only what was still undecided, "
