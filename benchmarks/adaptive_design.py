@@ -11,8 +11,9 @@ against the same grid with `repeats: 3` (issue 25, "How it is shown").
   settings (margin 5%, max_repeats 4, budget 75% of the baseline) and each config's method as its BH
   family (DesignSettings.families, as the orchestrator fills it), round after round in virtual time.
 - **The baseline:** 3 interleaved rounds (a launch per config per round, as specsweep runs
-  `repeats: 3`), judged by the report's rule (each config's pooled noise; BH over a method's pairs, as its sweep report
-  adjusts them, and over the pairs across methods, as the compare report does);
+  `repeats: 3`), judged by the report's rule (each config's pooled noise and the launch noise, its
+  launches known as the run dir records them: one a config a round; BH over a method's pairs, as its
+  sweep report adjusts them, and over the pairs across methods, as the compare report does);
   its cost is also given for the blocked order (one launch per config).
 
 Measures per row, over ``--replays`` seeded replays: the design's mean and p95 cost as a share of the
@@ -185,8 +186,9 @@ def replay_design(
 
 
 def replay_baseline(world: World, launch: float, level: float) -> dict[tuple[Point, str, str], str | None]:
-    """3 interleaved rounds, judged by the report's plain rule: winners per pair (None: a tie)."""
-    cfg, cell, y, rnd = [], [], [], []
+    """3 interleaved rounds, judged as `specsweep report` judges such a run dir (its launches known: one a
+    config a round, so the launch noise is part of every verdict): winners per pair (None: a tie)."""
+    cfg, cell, y, rnd, lid = [], [], [], [], []
     clock = 0.0
     for r in range(3):
         for lab in LABELS if r % 2 == 0 else tuple(reversed(LABELS)):
@@ -197,8 +199,9 @@ def replay_baseline(world: World, launch: float, level: float) -> dict[tuple[Poi
                 cell.append(p)
                 y.append(math.log(world.value(lab, p, clock, r)))
                 rnd.append(r)
+                lid.append(f"{lab}#{r}")  # one launch per config per round, as the run dir records it
     model = fit(cfg, cell, y, pos=np.arange(len(y), dtype=float), domain=["run"] * len(y), rounds=rnd,
-                block_domains=frozenset({"run"}), diagnostics=False)  # fmt: skip
+                block_domains=frozenset({"run"}), diagnostics=False, launches=lid)  # fmt: skip
     keys = [(p, LABELS[i], LABELS[j]) for p in world.grid.points for i in range(3) for j in range(i + 1, 3)]
     tests = {k: compare(model, (k[1], k[0]), (k[2], k[0])) for k in keys}
     fam = dict(FAMILIES)
