@@ -1,6 +1,7 @@
-"""The adaptive design in real time: an example experiment run three ways, on the wall clock.
+"""The adaptive design in real time: an example experiment run four ways, on the wall clock.
 
     design    specsweep run EXP --adaptive        the sequential design (the file's section or the defaults)
+    race      the same with `race: true`          the second generation: racing on short first looks
     single    specsweep run EXP --no-adaptive     one pass: every config and cell once
     repeats3  the same grid with repeats: 3       interleaved rounds; what docs/statistics.md recommended
 
@@ -8,8 +9,8 @@ For each way: the wall time of the whole command (launches, warmups and the repo
 its conclusions: every pairwise verdict its report states (the compare report's methods, and each
 method's configs against each other: `specsweep report --kind sweep --method M`), per cell; for the
 design, its own decision on each pair of one method's configs (the report's "how each cell was
-decided" section) stands for the sweep's. The
-conclusions of `design` and `single` are compared with those of `repeats3`, pair by pair:
+decided" section) stands for the sweep's (the racing design's too). The
+conclusions of `design`, `race` and `single` are compared with those of `repeats3`, pair by pair:
 
     agree        the same winner, or both name none
     decided      this way names a winner where repeats3 names none (or the reverse: `missed`)
@@ -44,7 +45,7 @@ import yaml
 
 BEGIN, END = "<!-- adaptive-realtime:begin -->", "<!-- adaptive-realtime:end -->"
 WALLS = "wall_times.json"  # in --results-dir: each way's measured wall time (for --again)
-WAYS = ("design", "single", "repeats3")
+WAYS = ("design", "race", "single", "repeats3")
 CMD = [sys.executable, "-m", "specsweep"]
 
 
@@ -56,6 +57,7 @@ class Way:
     conclusions: dict[tuple[str, str, int, str, str], str]  # (kind, scenario, c, a, b) -> winner | "tie"
     runs: int
     spent_s: float | None = None  # the design's own account (report), for `design`
+    unsteady: int = 0  # cells the report names as not at steady state (too few waves: docs/metrics.md)
 
 
 def experiment_for(way: str, exp: Path, work: Path) -> tuple[Path, list[str]]:
@@ -65,6 +67,12 @@ def experiment_for(way: str, exp: Path, work: Path) -> tuple[Path, list[str]]:
     if way == "single":
         return exp, ["--no-adaptive"]
     data = yaml.safe_load(exp.read_text(encoding="utf-8"))
+    if way == "race":  # the file's adaptive section (or the defaults) with racing on
+        data["adaptive"] = {**(data.get("adaptive") or {}), "race": True}
+        data["name"] = f"{data.get('name', exp.stem)}-race"
+        out = work / f"{exp.stem}-race.yaml"
+        out.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        return out, ["--adaptive"]
     data.pop("adaptive", None)
     data.update(repeats=3, run_order="interleaved", name=f"{data.get('name', exp.stem)}-repeats3")
     out = work / f"{exp.stem}-repeats3.yaml"
@@ -159,13 +167,14 @@ def rows(exp: Path, ways: dict[str, Way], taskset: str | None, loads: list[float
         winners = sum(1 for x in w.conclusions.values() if x != "tie")
         spent = f" (its own account: {fmt_s(w.spent_s)})" if w.spent_s is not None else ""
         out.append(f"| `{exp.as_posix()}` | {name} | {w.runs} | {fmt_s(w.wall_s)}{spent} | {share:.0%} | "
-                   f"{winners} of {len(w.conclusions)} | {agree} | {cond} |")  # fmt: skip
+                   f"{winners} of {len(w.conclusions)} | {agree} | {w.unsteady} | {cond} |")  # fmt: skip
     return out
 
 
 HEAD = [
-    "| experiment | way | runs | wall time | of repeats: 3 | pairs with a winner | conclusions against repeats: 3 | host |",
-    "|---|---|---:|---:|---:|---:|---|---|",
+    "| experiment | way | runs | wall time | of repeats: 3 | pairs with a winner | conclusions against repeats: 3 "
+    "| cells not at steady state | host |",
+    "|---|---|---:|---:|---:|---:|---|---:|---|",
 ]
 
 
@@ -219,7 +228,8 @@ def main(argv: Iterable[str] | None = None) -> int:
             concl, view = conclusions(run_dir)
             n = sum(1 for ln in (run_dir / "summary.jsonl").read_text().splitlines() if ln.strip())
             spent = view.design.spent_s if view is not None and view.design is not None else None
-            ways[name] = Way(name, run_dir, wall, concl, n, spent)
+            unsteady = sum(1 for x in view.notes if x.key == "steady.not_steady") if view is not None else 0
+            ways[name] = Way(name, run_dir, wall, concl, n, spent, unsteady)
             print(f"{name}: {fmt_s(wall)}, {n} runs, {run_dir}", file=sys.stderr)
     finally:
         if args.results_dir is None:
