@@ -31,9 +31,12 @@ pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 def test_sighup_stops_the_servers_and_records_the_stop(tmp_path: Path) -> None:
     """Before: the servers kept running, the manifest stayed "running" and the exit was 129 (death
     by SIGHUP). Now: stopped, recorded as interrupted, exit 130, and ``--resume`` is offered."""
+    # the rest of the grid after the first row takes seconds (stalled requests, three more cells of
+    # eight prompts, then b's launch), so the signal lands mid-grid even on a loaded host: with two
+    # cells of four prompts a loaded host (load 4.4 on 2 cores) once finished the grid first (rc 0)
     exp = experiment(
         staged_server("--faults", "stall_after_tokens=2,stall_s=0.4", name="a"), sim_server(name="b"),
-        concurrency=(1, 2),
+        concurrency=(1, 2, 4), num_prompts=8,
     )  # fmt: skip
     t0 = time.monotonic()
     proc, tag, results = start(exp, tmp_path)

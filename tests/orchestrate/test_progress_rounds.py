@@ -133,14 +133,25 @@ def test_resumed_dry_run_says_what_is_stored_and_what_comes_next(
 
 
 def test_racing_dry_run_costs_its_short_pass_and_its_relaunches() -> None:
-    plain, racing = estimate_design(design_plan()), estimate_design(design_plan(race=True))
-    two = estimate_design(design_plan(race=True, launches=2))
+    plain, racing = estimate_design(design_plan()), estimate_design(design_plan(race=True, launches=3))
+    two = estimate_design(design_plan(race=True))  # launches: 2, the default
     assert racing.baseline_s == pytest.approx(plain.baseline_s)  # the same 3-repeat grid
     starts = sum(startup_guess_s(k) for k in design_plan().configs)
     runs = plain.pass_s - starts
     # the short pass: every launch, and less than a full pass of runs (4 prompts: c=1 runs 2 of them,
     # two waves; c=4's single wave is the whole cell, run in full)
     assert starts < racing.pass_s < plain.pass_s
-    # the worst case: every relaunch (two by default, one with launches: 2) holding max_repeats full runs
+    # the worst case: every relaunch (two with launches: 3, one by default) holding max_repeats full runs
     assert racing.ceiling_s == pytest.approx(racing.pass_s + 2 * (starts + 3 * runs))
     assert two.ceiling_s == pytest.approx(two.pass_s + starts + 3 * runs)
+
+
+def test_a_racing_dry_run_names_its_short_look_and_its_launch_cap(capsys: pytest.CaptureFixture[str]) -> None:
+    """A racing plan's dry run says look 0's short runs and the relaunches, not the first generation's
+    "first pass ... up to N runs each" (which it printed, with max_repeats read as a run count)."""
+    print_plan(design_plan(race=True))
+    out = capsys.readouterr().out
+    assert "adaptive design, racing:" in out and "at most 2 launches per config" in out
+    assert "look 0: 6 short run(s) in 3 launch(es)" in out
+    assert "relaunched (at most 1 time(s))" in out
+    assert "first pass:" not in out and "runs each" not in out

@@ -255,17 +255,30 @@ def print_design(plan: Plan, out: TextIO) -> None:
     est = estimate_design(plan)
     budget = "none (max_repeats only)" if opts.budget is None else str(opts.budget)
     share = " of the same grid with repeats: 3" if isinstance(opts.budget, str) and "%" in opts.budget else ""
-    print(
-        f"\nadaptive design: equivalence margin +-{opts.margin:.0%}, at most {opts.max_repeats} runs per "
-        f"config and cell, budget {budget}{share}",
-        file=out,
-    )
-    print(f"first pass: {est.runs} run(s) in {est.launches} launch(es), about {_dur(est.pass_s)}", file=out)
-    print(
-        f"then: only the cells still undecided, up to {est.max_repeats} runs each "
-        f"(at most {est.runs * est.max_repeats} runs, about {_dur(est.ceiling_s)})",
-        file=out,
-    )
+    if opts.race:  # racing: short first looks, then at most launches - 1 relaunches of the contenders
+        print(
+            f"\nadaptive design, racing: equivalence margin +-{opts.margin:.0%}, at most {opts.launches} launches "
+            f"per config, a cell's later runs at most {opts.max_repeats} full runs' time, budget {budget}{share}",
+            file=out,
+        )
+        print(f"look 0: {est.runs} short run(s) in {est.launches} launch(es), about {_dur(est.pass_s)}", file=out)
+        print(
+            f"then: the configs still in a cell relaunched (at most {opts.launches - 1} time(s)), each holding all "
+            f"its pending cells (about {_dur(est.ceiling_s)} at most)",
+            file=out,
+        )
+    else:
+        print(
+            f"\nadaptive design: equivalence margin +-{opts.margin:.0%}, at most {opts.max_repeats} runs per "
+            f"config and cell, budget {budget}{share}",
+            file=out,
+        )
+        print(f"first pass: {est.runs} run(s) in {est.launches} launch(es), about {_dur(est.pass_s)}", file=out)
+        print(
+            f"then: only the cells still undecided, up to {est.max_repeats} runs each "
+            f"(at most {est.runs * est.max_repeats} runs, about {_dur(est.ceiling_s)})",
+            file=out,
+        )
     limit = f"; the budget: {_dur(est.budget_s)}" if est.budget_s is not None else ""
     print(
         f"worst case: about {_dur(est.worst_s)} in all{limit}; the same grid with repeats: "
