@@ -261,7 +261,10 @@ def print_design(plan: Plan, out: TextIO) -> None:
             f"per config, a cell's later runs at most {opts.max_repeats} full runs' time, budget {budget}{share}",
             file=out,
         )
-        print(f"look 0: {est.runs} short run(s) in {est.launches} launch(es), about {_dur(est.pass_s)}", file=out)
+        print(
+            f"look 0: {est.runs} short run(s) in {est.launches} launch(es), about {_dur(est.pass_s)}",
+            file=out,
+        )
         print(
             f"then: the configs still in a cell relaunched (at most {opts.launches - 1} time(s)), each holding all "
             f"its pending cells (about {_dur(est.ceiling_s)} at most)",
@@ -273,7 +276,9 @@ def print_design(plan: Plan, out: TextIO) -> None:
             f"config and cell, budget {budget}{share}",
             file=out,
         )
-        print(f"first pass: {est.runs} run(s) in {est.launches} launch(es), about {_dur(est.pass_s)}", file=out)
+        print(
+            f"first pass: {est.runs} run(s) in {est.launches} launch(es), about {_dur(est.pass_s)}", file=out
+        )
         print(
             f"then: only the cells still undecided, up to {est.max_repeats} runs each "
             f"(at most {est.runs * est.max_repeats} runs, about {_dur(est.ceiling_s)})",
