@@ -80,8 +80,13 @@ class Result:
         return Counter(r["status"] for r in self.rows)
 
 
-def start(exp: dict[str, Any], tmp: Path, *args: str) -> tuple[subprocess.Popen[str], str, Path]:
-    """Start `specsweep run` in its own session (a terminal's Ctrl-C reaches the foreground group)."""
+def start(
+    exp: dict[str, Any], tmp: Path, *args: str, nohup: bool = False
+) -> tuple[subprocess.Popen[str], str, Path]:
+    """Start `specsweep run` in its own session (a terminal's Ctrl-C reaches the foreground group), as
+    a terminal's foreground job: SIGINT and SIGHUP at their defaults whatever pytest runs under (a CI
+    job may ignore SIGINT; a suite started with ``nohup`` ignores SIGHUP, which its children inherit).
+    ``nohup``: SIGHUP ignored, as ``nohup specsweep run ...`` starts it."""
     tag = uuid.uuid4().hex
     path = tmp / "exp.yaml"
     path.write_text(yaml.safe_dump(exp))
@@ -100,13 +105,19 @@ def start(exp: dict[str, Any], tmp: Path, *args: str) -> tuple[subprocess.Popen[
     ]
     proc = subprocess.Popen(
         cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
-        preexec_fn=_default_sigint,  # a terminal's foreground job: pytest may run with SIGINT ignored
+        preexec_fn=_under_nohup if nohup else _as_a_terminal_job,
     )  # fmt: skip
     return proc, tag, results
 
 
-def _default_sigint() -> None:
+def _as_a_terminal_job() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
+def _under_nohup() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
 
 def finish(proc: subprocess.Popen[str], tag: str, results: Path, timeout_s: float, t0: float) -> Result:
