@@ -61,7 +61,7 @@ class Way:
 
 
 def experiment_for(way: str, exp: Path, work: Path) -> tuple[Path, list[str]]:
-    """The experiment file and flags of one way (repeats3: a copy of the file with repeats: 3)."""
+    """The experiment file and flags of one way (race and repeats3: a copy of the file, changed)."""
     if way == "design":
         return exp, ["--adaptive"]
     if way == "single":
@@ -69,15 +69,15 @@ def experiment_for(way: str, exp: Path, work: Path) -> tuple[Path, list[str]]:
     data = yaml.safe_load(exp.read_text(encoding="utf-8"))
     if way == "race":  # the file's adaptive section (or the defaults) with racing on
         data["adaptive"] = {**(data.get("adaptive") or {}), "race": True}
-        data["name"] = f"{data.get('name', exp.stem)}-race"
-        out = work / f"{exp.stem}-race.yaml"
-        out.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-        return out, ["--adaptive"]
-    data.pop("adaptive", None)
-    data.update(repeats=3, run_order="interleaved", name=f"{data.get('name', exp.stem)}-repeats3")
-    out = work / f"{exp.stem}-repeats3.yaml"
+        flags = ["--adaptive"]
+    else:
+        data.pop("adaptive", None)
+        data.update(repeats=3, run_order="interleaved")
+        flags = []
+    data["name"] = f"{data.get('name', exp.stem)}-{way}"
+    out = work / f"{exp.stem}-{way}.yaml"
     out.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return out, []
+    return out, flags
 
 
 def run_way(way: str, exp: Path, work: Path, taskset: str | None) -> tuple[Path, float]:

@@ -8,6 +8,7 @@ that finds servers that escaped their process group or were re-parented to init 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import subprocess
@@ -105,19 +106,15 @@ def start(
     ]
     proc = subprocess.Popen(
         cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
-        preexec_fn=_under_nohup if nohup else _as_a_terminal_job,
+        preexec_fn=functools.partial(_job_signals, signal.SIG_IGN if nohup else signal.SIG_DFL),
     )  # fmt: skip
     return proc, tag, results
 
 
-def _as_a_terminal_job() -> None:
+def _job_signals(hup: signal.Handlers) -> None:
+    """In the child: SIGINT at its default (a terminal's job), SIGHUP as given (SIG_IGN: nohup)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.signal(signal.SIGHUP, signal.SIG_DFL)
-
-
-def _under_nohup() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, hup)
 
 
 def finish(proc: subprocess.Popen[str], tag: str, results: Path, timeout_s: float, t0: float) -> Result:
