@@ -167,7 +167,7 @@ def test_first_pass_is_every_config_and_cell_once() -> None:
 
 def test_racing_runs_short_first_looks_then_one_relaunch_of_the_contenders(tmp_path: Path) -> None:
     """The second generation through the loop, with its real rules: round 0 is short runs (whole
-    waves, at least two), rows record their length, every config is launched at most twice, and a
+    waves, at least the steady state's three), rows record their length, every config is launched at most twice, and a
     launch warms up once."""
     plan = plan_experiment(parse_experiment({
         "name": "race",
@@ -185,9 +185,9 @@ def test_racing_runs_short_first_looks_then_one_relaunch_of_the_contenders(tmp_p
     assert state.next is None and rd.manifest["design"]["settings"]["race"] is True
     rows = rows_of(rd)
     r0 = [r for r in rows if r["round"] == 0]
-    assert len(r0) == 6 and {(r["max_concurrency"], r["num_prompts"]) for r in r0} == {(1, 4), (4, 8)}
+    assert len(r0) == 6 and {(r["max_concurrency"], r["num_prompts"]) for r in r0} == {(1, 4), (4, 12)}
     assert {r["length"] for r in r0 if r["max_concurrency"] == 1} == {0.125}  # an eighth of 32 waves
-    assert {r["length"] for r in r0 if r["max_concurrency"] == 4} == {0.25}  # one wave: run as two
+    assert {r["length"] for r in r0 if r["max_concurrency"] == 4} == {0.375}  # one wave: run as three
     assert not any(r["label"] == "B" for r in rows if r["round"] == 1)
     launches = Counter(lab for lab, _r in {(r["label"], r["round"]) for r in rows})
     assert max(launches.values()) == 2 and len(runner.rounds) == 2

@@ -56,6 +56,39 @@ def test_run_length_is_whole_waves_and_never_a_single_burst() -> None:
     assert race.g(1.0) == 0.0 and race.g(0.125) == pytest.approx(1.0) and race.g(0.0625) > 2
 
 
+def test_the_shortest_run_is_at_steady_state_by_the_reports_own_rule() -> None:
+    """The design's shortest run is the steady-state minimum of waves (measure.steady.MIN_WAVES,
+    what the report checks every run against), not two waves: an eighth of an 8-wave cell is three
+    waves, which the report's rule calls steady."""
+    from specsweep.measure import steady
+
+    s = DesignSettings()
+    assert s.min_waves == steady.MIN_WAVES
+    n = race.run_prompts(s.short_fraction, 768, 96, s.min_waves)
+    assert n == 3 * 96
+    assert steady.is_steady(steady.waves(n, 96), 0.9)
+    assert not steady.is_steady(steady.waves(2 * 96, 96), 0.9)
+
+
+def test_the_bias_is_not_measured_where_the_later_runs_are_as_short_as_look_0() -> None:
+    """Later runs of look 0's own length tell nothing of the short runs' bias (it cancels): the
+    measurement stands aside and the prior stays. Their lever was 0 up to rounding (the mean of equal
+    lengths off in the last bit), and the spread divided by it read as a bias of 10^15, which made
+    every verdict of the grid undecided."""
+    rng = np.random.default_rng(3)
+    obs: list[Observation] = []
+    s = replace(RACE, request_sd=0.0)
+    for c in ("A", "B"):
+        for p in POINTS:
+            y0 = rng.normal(0, 0.02) + (rng.normal(0, 0.1) if c == "A" else 0.0)  # far off, cell by cell
+            obs.append(Observation(c, p, 0, 0, len(obs), 1000.0 * math.exp(y0), 37.5, 0.375))
+            for i in range(3):
+                v = 1000.0 * math.exp(rng.normal(0, 0.02))
+                obs.append(Observation(c, p, 1 + i, 1, len(obs), v, 37.5, 0.375))  # 3 waves of 8
+    a = race_plan.assess(obs, ["A", "B"], POINTS, s)
+    assert a.noise.bias == pytest.approx(race_plan.prior_bias(s))
+
+
 def test_look_0_is_a_short_run_of_every_config_in_every_cell() -> None:
     s = plan_next([], LABELS, POINTS, RACE, LAUNCH)
     assert s.next is not None and s.next.round == 0

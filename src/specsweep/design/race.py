@@ -6,7 +6,7 @@ Pure and deterministic, like :mod:`specsweep.design.schedule`, and called the sa
 (``step(observations, configs, points, settings, launch_s)``):
 
 - **Round 0 (look 0)**: one launch per config, a *short* run of every cell (``short_fraction`` of the
-  cell's reference length, whole waves, at least ``min_waves``). Each pair is judged on the assumed
+  cell's reference length, whole waves, at least ``min_waves``: the steady-state minimum, three). Each pair is judged on the assumed
   run noise (stats.DEFAULT_RUN_NOISE), both launches' levels (``launch_sd``) and the short runs' bias
   (``short_bias``), spending W0 of the level. A config decided behind gets nothing more in the cell.
   A pair whose short-run difference lies far off the same pair's differences in its other cells
@@ -63,6 +63,7 @@ LENGTHS = (0.125, 0.25, 0.5, 1.0)  # the run lengths round 1 chooses from (share
 RELAX = 1.15  # round 1: the cheapest plan within this factor of the best reachable standard error
 REF_SHORT = 0.125  # short_bias is stated at this length
 MIN_BIAS_CELLS = 4  # cells with both looks before the short runs' bias is measured from the data
+MIN_LEVER = 0.5  # a cell tells the bias only where its later runs take off this share of look 0's lever
 
 
 def g(f: float) -> float:
@@ -381,7 +382,9 @@ def measured_bias(s: Mapping[tuple[str, Point], Side], configs: Sequence[str], p
                   noise: Noise, settings: DesignSettings) -> float | None:  # fmt: skip
     """The short runs' bias scale (per config, at an eighth) measured across cells from every pair's
     short-minus-long difference (the launches' levels, common to a pair's cells, taken out with the
-    mean); None with fewer than MIN_BIAS_CELLS cells a pair."""
+    mean); None with fewer than MIN_BIAS_CELLS cells a pair whose later runs are long enough to
+    tell (their bias lever at most 1 - MIN_LEVER of look 0's: in a cell whose later runs are as short
+    as look 0's, the bias cancels and its lever is 0, which divided the spread by nothing)."""
     num = den = 0.0
     tau2 = settings.launch_sd**2
     for i, x in enumerate(configs):
@@ -392,6 +395,8 @@ def measured_bias(s: Mapping[tuple[str, Point], Side], configs: Sequence[str], p
                 if not a or not b or not (a.y0 and a.y1 and b.y0 and b.y1):
                     continue
                 a0, a1, g0, g1 = components(a, b, noise.of(x)[0], noise.of(y)[0], settings)
+                if g0 - g1 < MIN_LEVER * g0:
+                    continue  # later runs about as short as look 0's: the bias cancels, nothing to tell
                 deltas.append(float(np.mean(a.y0) - np.mean(b.y0) - np.mean(a.y1) + np.mean(b.y1)))
                 noises.append(a0 + a1 - 2 * tau2 - tau2 * (a.launch_share + b.launch_share))
                 levers.append((g0 - g1) ** 2)

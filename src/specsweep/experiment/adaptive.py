@@ -36,6 +36,7 @@ from pydantic import (
 
 from specsweep.errors import ConfigError
 from specsweep.experiment import checks
+from specsweep.measure.steady import MIN_WAVES
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,8 @@ class DesignSettings:
     config at most ``launches`` times (2: the first look and one relaunch; 3: a third launch for
     the cells still open that could still be decided). ``short_fraction``: the first look's run length, a share of the cell's
     reference run (``num_prompts``), rounded to whole waves of ``max_concurrency`` requests and at
-    least ``min_waves`` waves. ``launch_sd``: the sd of one launch's level (log; shared by every run
+    least ``min_waves`` waves (the steady-state minimum the report checks every run against,
+    measure.steady.MIN_WAVES: a racing run is never one the report calls a burst). ``launch_sd``: the sd of one launch's level (log; shared by every run
     of that launch), the prior its verdicts use until the launch-noise calibration supplies one
     (default 3%: freshly restarted servers agree within about 3% on throughput, vllm#42484).
     ``launch_df``: the degrees of freedom of ``launch_sd`` (a calibration's launches - 1; None: taken
@@ -79,7 +81,7 @@ class DesignSettings:
     race: bool = False
     launches: int = 2
     short_fraction: float = 0.125
-    min_waves: int = 2
+    min_waves: int = int(MIN_WAVES)  # the report's steady-state minimum: a shorter run is a burst
     launch_sd: float = 0.03
     launch_df: float | None = None
     short_bias: float = 0.02
