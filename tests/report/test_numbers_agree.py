@@ -115,3 +115,52 @@ def test_a_compare_verdict_of_a_design_run_is_the_designs_comparison(tmp_path: P
 
 def _signed(x: float) -> str:
     return ("+" if x >= 0 else "") + fmt_pct(x)
+
+
+def _race_run(tmp: Path) -> Path:
+    """A racing run (design.race) of A and B (one method, A 12% ahead in the first three cells, even in
+    the rest) and C (another method, a third of them): its rows as the loop writes them, with their
+    lengths, and its manifest's design record."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "design"))
+    from test_race import LABELS as RL
+    from test_race import POINTS as RP
+    from test_race import replay as race_replay
+
+    s = DesignSettings(race=True, budget_fraction=None, families=tuple(METHODS.items()), launch_sd=0.01)
+
+    def truth(lab: str, p: tuple[str, int]) -> float:
+        ahead = 1.12 if lab == "A" and p in RP[:3] else 1.0
+        return (400.0 if lab == "C" else 1000.0 * ahead) * p[1]
+
+    _states, obs = race_replay(truth, noise=0.02, seed=4, settings=s)
+    rows = [row(o.label, METHODS[o.label], {}, o.point[0], o.point[1], o.value, o.repeat, round=o.round,
+                seq=o.seq, length=o.length) for o in obs]  # fmt: skip
+    order = [[la for la in RL if any(o.round == r and o.label == la for o in obs)]
+             for r in sorted({o.round for o in obs})]  # fmt: skip
+    plan = [{"label": la, "scenario": sc, "max_concurrency": c} for la in RL for sc, c in RP]
+    make_run(tmp, "race", rows, {"design": {"kind": "adaptive", "settings": asdict(s)}, "plan": plan,
+                                 "run_order": {"kind": "adaptive", "rounds": order}})  # fmt: skip
+    return tmp
+
+
+def test_a_racing_runs_compare_advice_is_its_own_decisions(tmp_path: Path) -> None:
+    """The compare report of a racing run advises a method's configs from the design's own decisions
+    (as its sweep report does), and says its verdicts came from the racing rule. Before, the compare
+    report judged a method's configs by the first generation's rule on the same rows: at the
+    quickstart's stress_standard c=96 the design decided st=3 (+11.6%) and the same report's advice
+    read "st=3 / st=5 undecided"."""
+    run = _race_run(tmp_path)
+    comp, sweep = build_view([run], "compare"), build_view([run], "sweep", method="m")
+    assert comp.design is not None
+    decided = {(c.scenario, c.concurrency): p.winner for c in comp.design.cells for p in c.pairs
+               if {p.a, p.b} == {"A", "B"} and p.status == "decided"}  # fmt: skip
+    assert decided  # the race named a winner between A and B somewhere
+    sweep_winners = {(v.scenario, v.concurrency): v.winner for v in sweep.verdicts if v.winner}
+    for a in comp.advice:
+        mine = [x for x in a.configs if METHODS.get(x) == "m"]
+        want = decided.get((a.scenario, a.concurrency))
+        if mine:
+            assert mine == ([want] if want else ["A", "B"]), (a.scenario, a.concurrency, mine, want)
+    assert {k: w for k, w in sweep_winners.items()} == decided
+    assert comp.noise.rule_within is not None and comp.noise.rule_within.key == "verdict.rule_race"
+    assert comp.noise.rule is not None and comp.noise.rule.key == "verdict.rule_race"

@@ -241,7 +241,10 @@ def build_view(
                                      "after": "verdict.tie" if x.after == "tie" else short_name(t, x.a if x.after == "a" else x.b)}))
         for x in xs
     ]  # fmt: skip
-    mvs = groups.member_verdicts(t, noise)  # compare: each method's own configs, for its picks
+    one = drun if len(ds.run_dirs) == 1 else None
+    mvs = groups.member_verdicts(
+        t, noise, lambda st, v: agree_with_design(st, v, one)
+    )  # compare: a method's picks
     adv = cell_advice.cell_advice(t, vs, mvs)  # the one source of every piece of advice below
     recs = advice.recommendations(t, vs, reasons, bands, min_effect=min_effect, adv=adv)
     band_recs = advice.recommendations(t, vs, reasons, bands, by_class=False, min_effect=min_effect, adv=adv)

@@ -128,7 +128,8 @@ def agree_with_design(t: core.Table, vs: core.VerdictList, run: DesignRun | None
     metric) given the design's decision and interval: one comparison, one interval, in the design
     table and everywhere else (issue 34). A compare report's method-against-method verdict is the
     design's pair of the configs picked in that cell; the design's across-method family already holds
-    every such pair, so no best-of factor widens it again."""
+    every such pair, so no best-of factor widens it again. A racing design's verdicts name its own
+    test (``race``): the report's tests did not decide them."""
     if run is None or not vs or vs[0].metric != run.settings.metric:
         return vs
     pairs = {(c.point, p.a, p.b): p for c in run.state.cells for p in c.pairs}
@@ -147,6 +148,7 @@ def agree_with_design(t: core.Table, vs: core.VerdictList, run: DesignRun | None
             side = "a" if p.winner == pa else "b"
         winner = v.a if side == "a" else v.b if side == "b" else None
         width = (math.log1p(hi) - math.log1p(lo)) / 2
+        how = {"method": "race", "sequential": True} if run.settings.race else {}
         out.append(dataclasses.replace(v, ci_low=lo, ci_high=hi, verdict=side, winner=winner,
-                                       equivalent=p.status == "equivalent", detectable_effect=math.expm1(width)))  # fmt: skip
+                                       equivalent=p.status == "equivalent", detectable_effect=math.expm1(width), **how))  # fmt: skip
     return out

@@ -9,6 +9,7 @@ counts and the set-aside cells add up to the group (issue 28 item 3).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,16 +119,22 @@ def group_text(
     return out
 
 
-def member_verdicts(t: core.Table, noise: core.Noise) -> core.VerdictList:
+def member_verdicts(
+    t: core.Table,
+    noise: core.Noise,
+    agree: Callable[[core.Table, core.VerdictList], core.VerdictList] | None = None,
+) -> core.VerdictList:
     """Compare: the verdicts between the configs of each method that has several (its sweep), which
-    say whether a method's best-of pick in a cell beats its other configs or is even with them."""
+    say whether a method's best-of pick in a cell beats its other configs or is even with them.
+    ``agree``: gives a design run's own decisions to the pairs it judged (the sweep report's verdicts
+    of the same run), so the compare report's picks and the sweep report agree."""
     out = core.VerdictList()
     if t.kind == "compare":
         for col in t.columns:
             if len(col.members) > 1 and not col.is_baseline:
-                out.extend(
-                    verdicts.all_verdicts(core.build_sweep(t.dataset, col.method), core.PRIMARY, noise)
-                )
+                sweep = core.build_sweep(t.dataset, col.method)
+                vs = verdicts.all_verdicts(sweep, core.PRIMARY, noise)
+                out.extend(agree(sweep, vs) if agree is not None else vs)
     return out
 
 

@@ -30,8 +30,9 @@ def rule_msg(vs: Sequence[PairVerdict]) -> Msg | None:
     if not vs:
         return None
     counts = Counter(v.method for v in vs).most_common()
+    seq = "verdict.rule_race" if any(v.method == "race" for v in vs) else "verdict.rule_seq"
     return Msg(
-        key="verdict.rule_seq" if any(v.sequential for v in vs) else "verdict.rule",
+        key=seq if any(v.sequential for v in vs) else "verdict.rule",
         args={"test": f"test.{counts[0][0]}", "tests": {f"test.{m}": n for m, n in counts}, "level": vs[0].level,
               "adj": f"adj.{vs[0].adjustment}", "m": vs[0].n_compared, "runs": _runs(vs)},
     )  # fmt: skip

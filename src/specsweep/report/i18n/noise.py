@@ -47,6 +47,18 @@ _t(
     "校正后的水平下不含 0（作出判定那次查看时每个配置的运行次数：{runs}）",
 )
 _t(
+    "verdict.rule_race",
+    "the adaptive design's racing rule: look 0 on every config's short runs, then a look after each "
+    "relaunch, the level spent over the looks as fixed in advance, so it holds however often the design "
+    "looked; the test at the deciding look: {tests_counts}; false-winner level {level:.0%}; {adj_label} "
+    "over {m} comparisons; a winner's interval excludes 0 at that adjusted level (runs per config at the "
+    "deciding look, short runs included: {runs})",
+    "自适应设计的竞速规则：先在每个配置的短运行上做第 0 次查看，之后每次重新启动后各查看一次，检验水平按事先确定的比例"
+    "分配到各次查看，因此无论设计查看数据多少次都成立；作出判定那次查看所用的检验：{tests_counts}；误判胜者率上限 "
+    "{level:.0%}；对 {m} 个比较做 {adj_label} 校正；胜者的置信区间在校正后的水平下不含 0（作出判定那次查看时每个配置的"
+    "运行次数，含短运行：{runs}）",
+)
+_t(
     "verdict.ties",
     "{ties} of {m} comparisons are ties: differences under ~{detectable:.0%} are not resolvable with {runs} "
     "run(s) per config; resolving {target:.0%} with {power:.0%} probability in each of the {m} comparisons "
