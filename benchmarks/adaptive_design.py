@@ -359,8 +359,10 @@ DESIGNS = (DEFAULT, RACE, RACE3)
 # the racing design's launch_sd: a simulated `specsweep calibrate-noise` of this many launches at the
 # row's true launch level (benchmarks/launch_calibration.py's calibrated rows use 10)
 CALIBRATION_LAUNCHES = 10
-# the rows replayed --replays times (racing only): the targets' rows and the t(3) tails
-KEY_ROWS = ((NOISES[1], 300.0), (NOISES[2], 300.0), (NOISES[5], 300.0), (NOISES[1], 60.0))
+# the rows replayed --replays times (racing only): the targets' rows, the t(3) tails, and the two rows
+# whose level 20 replays cannot tell (drift, a short-run bias twice its prior)
+KEY_ROWS = ((NOISES[1], 300.0), (NOISES[2], 300.0), (NOISES[5], 300.0), (NOISES[6], 300.0), (NOISES[7], 300.0),
+            (NOISES[1], 60.0))  # fmt: skip
 
 
 def design_name(s: DesignSettings) -> str:

@@ -2,6 +2,7 @@
 
     design    specsweep run EXP --adaptive        the sequential design (the file's section or the defaults)
     race      the same with `race: true`          the second generation: racing on short first looks
+    gen1      the same with `race: false`         the first generation (a first pass of full runs)
     single    specsweep run EXP --no-adaptive     one pass: every config and cell once
     repeats3  the same grid with repeats: 3       interleaved rounds; what docs/statistics.md recommended
 
@@ -45,7 +46,8 @@ import yaml
 
 BEGIN, END = "<!-- adaptive-realtime:begin -->", "<!-- adaptive-realtime:end -->"
 WALLS = "wall_times.json"  # in --results-dir: each way's measured wall time (for --again)
-WAYS = ("design", "race", "single", "repeats3")
+WAYS = ("design", "race", "gen1", "single", "repeats3")
+DEFAULT_WAYS = "design,race,single,repeats3"
 CMD = [sys.executable, "-m", "specsweep"]
 
 
@@ -67,8 +69,8 @@ def experiment_for(way: str, exp: Path, work: Path) -> tuple[Path, list[str]]:
     if way == "single":
         return exp, ["--no-adaptive"]
     data = yaml.safe_load(exp.read_text(encoding="utf-8"))
-    if way == "race":  # the file's adaptive section (or the defaults) with racing on
-        data["adaptive"] = {**(data.get("adaptive") or {}), "race": True}
+    if way in ("race", "gen1"):  # the file's adaptive section (or the defaults), racing on or off
+        data["adaptive"] = {**(data.get("adaptive") or {}), "race": way == "race"}
         flags = ["--adaptive"]
     else:
         data.pop("adaptive", None)
@@ -155,7 +157,7 @@ def rows(exp: Path, ways: dict[str, Way], taskset: str | None, loads: list[float
     load = f"{min(loads):.1f}-{max(loads):.1f}" if loads else "?"
     cond = f"{os.cpu_count()} cores, load {load}" + (f", client on CPU {taskset}" if taskset else "")
     out = []
-    for name in WAYS:
+    for name in (n for n in WAYS if n in ways):
         w = ways[name]
         share = w.wall_s / base.wall_s
         if name == "repeats3":
@@ -206,9 +208,18 @@ def main(argv: Iterable[str] | None = None) -> int:
     ap.add_argument(
         "--write", type=Path, help="replace this experiment's rows between the markers of this file"
     )
+    ap.add_argument(
+        "--ways",
+        default=DEFAULT_WAYS,
+        help=f"comma-separated, of {', '.join(WAYS)} (repeats3 always runs: the reference)",
+    )
     ap.add_argument("--again", action="store_true",
                     help="no new runs: judge the run dirs (and wall times) an earlier run left in --results-dir")  # fmt: skip
     args = ap.parse_args(list(argv) if argv is not None else None)
+    chosen = {w.strip() for w in args.ways.split(",") if w.strip()} | {"repeats3"}
+    if chosen - set(WAYS):
+        ap.error(f"--ways: unknown {', '.join(sorted(chosen - set(WAYS)))}; accepted: {', '.join(WAYS)}")
+    todo = [w for w in WAYS if w in chosen]
     if args.again and args.results_dir is None:
         ap.error("--again needs --results-dir: the folder an earlier measurement kept")
     work = args.results_dir or Path(tempfile.mkdtemp(prefix="adaptive-realtime-"))
@@ -216,7 +227,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     ways: dict[str, Way] = {}
     try:
         walls = json.loads((work / WALLS).read_text()) if args.again else {"load": []}
-        for name in WAYS:
+        for name in todo:
             if args.again:  # an earlier measurement's run dirs and wall times, judged again
                 (run_dir,) = [d for d in (work / name).iterdir() if d.is_dir()]
                 wall = float(walls[name])
@@ -239,6 +250,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     if args.write:
         cmd = f"python3 benchmarks/adaptive_realtime.py {args.experiment.as_posix()}"
         cmd += f" --taskset {args.taskset}" if args.taskset else ""
+        cmd += f" --ways {args.ways}" if args.ways != DEFAULT_WAYS else ""
         write(args.write, args.experiment, new, cmd + f" --write {args.write.as_posix()}")
     return 0
 
