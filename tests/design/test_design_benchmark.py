@@ -61,8 +61,8 @@ def test_racing_costs_come_from_its_parts_and_decide_the_large_gaps(bench: Modul
     """Two launches a config (the default cap), launch_sd from a simulated calibration. Every run is
     at least three waves (the steady-state minimum): 27.7% at 300 s launches (issue 36's target:
     25%; with two-wave looks it was 24.0%) and 20.1% at 60 s (target 15%; 15.4% with two-wave looks),
-    still under a first pass of full runs; the third launch, for cells still open that could be
-    decided, costs more and varies."""
+    still under a first pass of full runs (33.3%); the third launch, for cells still open that could
+    be decided, costs more (35.9% at 300 s: over a first pass) and varies."""
     g = bench.reference_grid()
     noise = bench.Noise("5%, launches 1%", 0.05, launch_sd=0.01)
     two = bench.measure(g, noise, 300.0, 3, 0, bench.RACE, bench.CALIBRATION_LAUNCHES)
@@ -73,8 +73,8 @@ def test_racing_costs_come_from_its_parts_and_decide_the_large_gaps(bench: Modul
     three = bench.measure(g, noise, 300.0, 3, 0, bench.RACE3, bench.CALIBRATION_LAUNCHES)
     assert three.cost_mean == pytest.approx(sum(three.parts)) and three.cost_mean > two.cost_mean
     assert three.parts[1] == pytest.approx(7 * 300.0 / bench.baseline_cost(g, 300.0))  # + the 2 DSpark
+    assert two.cost_mean < two.floor < three.cost_mean  # two launches: under a first pass of full runs
     for row in (two, three):
-        assert row.cost_mean < row.floor  # under a first pass of full runs
         assert row.right >= 0.9 and row.wrong == 0.0
     assert (two.design, three.design) == ("racing, 2 launches", "racing, 3 launches")
 

@@ -54,3 +54,21 @@ def test_the_quickstart_sends_enough_waves_in_every_cell() -> None:
     assert cells
     for cell in cells:
         assert cell.num_prompts / cell.max_concurrency >= steady.MIN_WAVES, cell
+
+
+def test_the_quickstarts_racing_runs_are_at_steady_state_too() -> None:
+    """Issue 36: the quickstart races (short first looks); its shortest runs are whole waves of at
+    least the steady-state minimum, and shorter than its cells (racing saves time on them). On the
+    three-wave cells it had, racing's runs were two waves: the report named every cell as not at
+    steady state."""
+    from specsweep.design.race import run_prompts
+
+    exp, plan = load_experiment(ROOT / "examples" / "quickstart.yaml")
+    assert exp.adaptive is not None
+    s = exp.adaptive.settings()
+    assert s.race
+    for cs in plan.cells.values():
+        for cell in cs:
+            n = run_prompts(s.short_fraction, cell.num_prompts, cell.max_concurrency, s.min_waves)
+            assert n % cell.max_concurrency == 0 and n / cell.max_concurrency >= steady.MIN_WAVES, cell
+            assert n < cell.num_prompts, cell

@@ -140,7 +140,7 @@ class QuietObserver:
     def __call__(self, event: str, d: dict[str, Any]) -> None:
         self.clock.event(event, d)
         if event == "run_start" and d.get("adaptive"):
-            log.info("adaptive design: the first pass, then only what is still undecided, round by round "
+            log.info("adaptive design: round by round, each round only what is still undecided "
                      "(%d run(s) stored already)", d["finished"])  # fmt: skip
         elif event == "run_start":
             log.info("%d benchmark run(s) to do (%d already finished); estimated %s", d["todo"], d["finished"],

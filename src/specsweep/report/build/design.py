@@ -148,7 +148,7 @@ def agree_with_design(t: core.Table, vs: core.VerdictList, run: DesignRun | None
             side = "a" if p.winner == pa else "b"
         winner = v.a if side == "a" else v.b if side == "b" else None
         width = (math.log1p(hi) - math.log1p(lo)) / 2
-        how = {"method": "race", "sequential": True} if run.settings.race else {}
-        out.append(dataclasses.replace(v, ci_low=lo, ci_high=hi, verdict=side, winner=winner,
-                                       equivalent=p.status == "equivalent", detectable_effect=math.expm1(width), **how))  # fmt: skip
+        nv = dataclasses.replace(v, ci_low=lo, ci_high=hi, verdict=side, winner=winner,
+                                 equivalent=p.status == "equivalent", detectable_effect=math.expm1(width))  # fmt: skip
+        out.append(dataclasses.replace(nv, method="race", sequential=True) if run.settings.race else nv)
     return out
