@@ -47,6 +47,32 @@ def test_runs_that_cannot_say_get_no_note(tmp_path: Path) -> None:
     assert "steady state" not in en.lower()
 
 
+@pytest.mark.parametrize(
+    ("prompts", "full_run", "noted"), [(3, False, True), (12, False, False), (3, True, False)]
+)
+def test_a_cell_measured_only_by_a_few_prompts_short_runs_is_named(
+    tmp_path: Path, prompts: int, full_run: bool, noted: bool
+) -> None:
+    """A racing run's cell at c=1 whose runs are all short (``length`` < 1) and hold fewer than 12
+    requests: its figures are those few prompts' (the quickstart's chat_short c=1: three requests, its
+    throughput +24% to +29% against sim predict's 32-prompt run), and the report says so; at 12
+    requests, or with a full-length run beside them, it says nothing."""
+    extra = {"waves": float(prompts), "at_target_share": 1.0, "num_prompts": prompts, "request_rate": None}
+    rs = [row(*k, "chat_short", 1, v, rep, length=prompts / 24, **extra)
+          for rep in range(3) for k, v in ((K3, 1000.0 + rep), (K5, 1100.0 + rep))]  # fmt: skip
+    if full_run:
+        rs += [row(*k, "chat_short", 1, v, 3, length=1.0, **{**extra, "num_prompts": 24})
+               for k, v in ((K3, 1000.0), (K5, 1100.0))]  # fmt: skip
+    make_run(tmp_path, "x", rs)
+    v = build_view([tmp_path], "sweep")
+    en, zh = render(v, "md", "en"), render(v, "md", "zh")
+    said = "chat_short c=1 (DSpark(st=3), DSpark(st=5)): measured only by the racing design's short runs"
+    assert (said in en) is noted
+    assert ("仅由竞速设计的短运行测得" in zh) is noted
+    if noted:
+        assert f"{prompts} request(s) a run (fewer than 12)" in en and "not the scenario's mix" in en
+
+
 def test_the_quickstart_sends_enough_waves_in_every_cell() -> None:
     """Issue 34 item 8: the quickstart sent one wave per cell (num_prompts = concurrency), a burst."""
     _, plan = load_experiment(ROOT / "examples" / "quickstart.yaml")
