@@ -5,13 +5,14 @@ docs/statistics.md, "Racing").
 Pure and deterministic, like :mod:`specsweep.design.schedule`, and called the same way
 (``step(observations, configs, points, settings, launch_s)``):
 
-- **Round 0 (look 0)**: one launch per config, a *short* run of every cell (``short_fraction`` of the
-  cell's reference length, whole waves, at least ``min_waves``: the steady-state minimum, three). Each pair is judged on the assumed
-  run noise (stats.DEFAULT_RUN_NOISE), both launches' levels (``launch_sd``) and the short runs' bias
-  (``short_bias``), spending W0 of the level. A config decided behind gets nothing more in the cell.
-  A pair whose short-run difference lies far off the same pair's differences in its other cells
-  (more than OUT_K robust sds from their median: one run hit by a heavy tail) is not decided at
-  look 0, and its short runs are left out of the later looks.
+- **Round 0 (look 0)**: one launch per config, a *short* run of every cell (``short_fraction`` of
+  the cell's reference length, whole waves, at least ``min_waves``: the steady-state minimum,
+  three). Each pair is judged on the assumed run noise (stats.DEFAULT_RUN_NOISE), both launches'
+  levels (``launch_sd``) and the short runs' bias (``short_bias``), spending W0 of the level. A
+  config decided behind gets nothing more in the cell. A pair whose short-run difference lies far
+  off the same pair's differences in its other cells (more than OUT_K robust sds from their median:
+  one run hit by a heavy tail) is not decided at look 0, and its short runs are left out of the
+  later looks.
 - **Round 1 (look 1)**: one relaunch of each config still in a cell, holding all its remaining runs
   (every pending cell). Their time is a share of one full-length pass of the open cells
   (race_plan.RELAUNCH_PASS), shared out by the Neyman rule (a cell's time ~ the square root of its

@@ -55,15 +55,16 @@ class DesignSettings:
     comparisons within a method; empty: one family. The orchestrator fills it from the plan.
 
     The second generation (``race``: specsweep.design.race) races on short runs and launches each
-    config at most ``launches`` times (2: the first look and one relaunch; 3: a third launch for
-    the cells still open that could still be decided). ``short_fraction``: the first look's run length, a share of the cell's
-    reference run (``num_prompts``), rounded to whole waves of ``max_concurrency`` requests and at
-    least ``min_waves`` waves (the steady-state minimum the report checks every run against,
-    measure.steady.MIN_WAVES: a racing run is never one the report calls a burst). ``launch_sd``: the sd of one launch's level (log; shared by every run
-    of that launch), the prior its verdicts use until the launch-noise calibration supplies one
-    (default 3%: freshly restarted servers agree within about 3% on throughput, vllm#42484).
-    ``launch_df``: the degrees of freedom of ``launch_sd`` (a calibration's launches - 1; None: taken
-    as known), carried into each verdict's degrees of freedom (Welch-Satterthwaite).
+    config at most ``launches`` times (2: the first look and one relaunch; 3: a third launch for the
+    cells still open that could still be decided). ``short_fraction``: the first look's run length,
+    a share of the cell's reference run (``num_prompts``), rounded to whole waves of
+    ``max_concurrency`` requests and at least ``min_waves`` waves (the steady-state minimum the
+    report checks every run against, measure.steady.MIN_WAVES: a racing run is never one the report
+    calls a burst). ``launch_sd``: the sd of one launch's level (log; shared by every run of that
+    launch), the prior its verdicts use until the launch-noise calibration supplies one (default 3%:
+    freshly restarted servers agree within about 3% on throughput, vllm#42484). ``launch_df``: the
+    degrees of freedom of ``launch_sd`` (a calibration's launches - 1; None: taken as known),
+    carried into each verdict's degrees of freedom (Welch-Satterthwaite).
     ``short_bias``: the sd of the difference between two configs' short-run bias at an eighth of
     the reference length (against full runs), scaled as (1/length - 1) for other lengths (default
     2%: at a sixteenth, st=5 against st=3 read +9.0% where the full run read +3.1%, issue 36).
