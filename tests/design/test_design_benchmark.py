@@ -106,3 +106,14 @@ def test_a_simulated_calibration_gives_the_racing_design_its_launch_sd_and_df(be
     assert len({s.launch_sd for s in sds}) == 400  # drawn anew each replay
     assert bench.calibrated(bench.RACE, noise, 0, rng) == bench.RACE  # 0: the prior as it is
     assert bench.calibrated(bench.DEFAULT, noise, 10, rng) == bench.DEFAULT  # the first generation: none
+
+
+def test_the_short_run_bias_is_short_minus_full_on_the_same_prompts() -> None:
+    """benchmarks/short_bias.py: at the reference length itself a pair's bias is exactly 0 (the same
+    prompts both ways); at the racing design's shortest run it is not."""
+    sb = load_benchmark("short_bias")
+    full = DesignSettings(race=True, short_fraction=1.0)
+    f, bias = sb.cell_bias("chat_short", 8, 2, full)
+    assert f == 1.0 and all(m == 0.0 and se == 0.0 for m, se in bias.values())
+    f, bias = sb.cell_bias("chat_short", 8, 2, DesignSettings(race=True))
+    assert f == pytest.approx(3 / 16) and any(m != 0.0 for m, _se in bias.values())
