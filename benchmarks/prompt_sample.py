@@ -14,6 +14,7 @@ few requests: specsweep.report.build.steady_notes). Prints a Markdown table (doc
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import sys
 from pathlib import Path
@@ -30,16 +31,17 @@ from specsweep.workload.scenarios import default_num_prompts, get_scenario  # no
 PROFILES = ("v4flash-dspark-st5", "v4flash-eagle")
 
 
+@functools.cache
+def log_tput(profile: str, scenario: str, c: int, n: int, seed: int) -> float:
+    """log total tok/s of ``sim predict`` of one cell run of ``n`` prompts (seeded: the same prompts)."""
+    row = predict_cell(load_profile(profile), get_scenario(scenario), c, num_prompts=n, seed=seed)
+    return math.log(row["total_throughput"])
+
+
 def spread(profile: str, scenario: str, c: int, n: int, seeds: int) -> tuple[float, float]:
     """(sd of log total tok/s over ``seeds`` samples of ``n`` prompts, mean / the reference run's - 1)."""
-    prof, sc = load_profile(profile), get_scenario(scenario)
-    ys = [
-        math.log(predict_cell(prof, sc, c, num_prompts=n, seed=s)["total_throughput"]) for s in range(seeds)
-    ]
-    ref_n = default_num_prompts(c)
-    ref = [
-        math.log(predict_cell(prof, sc, c, num_prompts=ref_n, seed=s)["total_throughput"]) for s in range(3)
-    ]
+    ys = [log_tput(profile, scenario, c, n, s) for s in range(seeds)]
+    ref = [log_tput(profile, scenario, c, default_num_prompts(c), s) for s in range(3)]
     return float(np.std(ys, ddof=1)), math.expm1(float(np.mean(ys)) - float(np.mean(ref)))
 
 

@@ -30,20 +30,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from adaptive_design import reference_grid  # noqa: E402
 from doc_section import emit  # noqa: E402
+from prompt_sample import log_tput  # noqa: E402
 from specsweep.design import race  # noqa: E402
 from specsweep.experiment.adaptive import DesignSettings  # noqa: E402
-from specsweep.sim.predict import predict_cell  # noqa: E402
-from specsweep.sim.profile import load_profile  # noqa: E402
-from specsweep.workload.scenarios import default_num_prompts, get_scenario  # noqa: E402
+from specsweep.workload.scenarios import default_num_prompts  # noqa: E402
 
 BEGIN, END = "<!-- short-bias:begin -->", "<!-- short-bias:end -->"
 PROFILES = {"st=3": "v4flash-dspark-st3", "st=5": "v4flash-dspark-st5", "EAGLE": "v4flash-eagle"}
 PAIRS = (("st=3", "st=5"), ("st=3", "EAGLE"))
-
-
-def log_tput(profile: str, scenario: str, c: int, n: int, seed: int) -> float:
-    row = predict_cell(load_profile(profile), get_scenario(scenario), c, num_prompts=n, seed=seed)
-    return math.log(row["total_throughput"])
 
 
 def cell_bias(scenario: str, c: int, seeds: int, s: DesignSettings) -> tuple[float, dict[tuple[str, str], tuple[float, float]]]:  # fmt: skip

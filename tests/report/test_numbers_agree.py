@@ -121,7 +121,6 @@ def _race_run(tmp: Path) -> Path:
     """A racing run (design.race) of A and B (one method, A 12% ahead in the first three cells, even in
     the rest) and C (another method, a third of them): its rows as the loop writes them, with their
     lengths, and its manifest's design record."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "design"))
     from test_race import LABELS as RL
     from test_race import POINTS as RP
     from test_race import replay as race_replay
@@ -161,6 +160,6 @@ def test_a_racing_runs_compare_advice_is_its_own_decisions(tmp_path: Path) -> No
         want = decided.get((a.scenario, a.concurrency))
         if mine:
             assert mine == ([want] if want else ["A", "B"]), (a.scenario, a.concurrency, mine, want)
-    assert {k: w for k, w in sweep_winners.items()} == decided
+    assert sweep_winners == decided
     assert comp.noise.rule_within is not None and comp.noise.rule_within.key == "verdict.rule_race"
     assert comp.noise.rule is not None and comp.noise.rule.key == "verdict.rule_race"
