@@ -59,9 +59,13 @@ _INTERRUPTS: list[int] = []  # Ctrl-Cs seen by _note_interrupt
 def _note_interrupt(signum: int, frame: types.FrameType | None) -> None:
     """Python's own Ctrl-C handler, remembering that it ran: a KeyboardInterrupt that lands inside a
     C extension's import comes out as another error (ImportError: 'PyCapsule_Import could not import
-    module "datetime"'), which is an interrupt all the same."""
+    module "datetime"'), which is an interrupt all the same; one caught by an optional-import fallback
+    is gone. A run (``executors.signals.sigterm_as_interrupt``) reads the notes from ``noted``."""
     _INTERRUPTS.append(signum)
     signal.default_int_handler(signum, frame)
+
+
+_note_interrupt.noted = _INTERRUPTS  # type: ignore[attr-defined]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -70,6 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             signal.signal(signal.SIGINT, _note_interrupt)
             noting = True
+            _INTERRUPTS.clear()  # a caller in the same process: not the last command's
     try:
         try:  # a Ctrl-C while the sub-commands are imported (the first ~0.6 s) is an interrupt too
             parser = build_parser()
@@ -79,6 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if _INTERRUPTS:
                 return _interrupted()
             raise
+        if _INTERRUPTS:  # noted, then swallowed on the way
+            return _interrupted()
         return _main(parser, argv)
     finally:  # a caller in the same process (a test, a notebook) gets Python's own handler back
         if noting and signal.getsignal(signal.SIGINT) is _note_interrupt:

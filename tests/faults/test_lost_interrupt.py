@@ -78,3 +78,62 @@ def test_an_interrupt_seen_inside_c_code_does_not_turn_exit_130_into_death_by_si
         [sys.executable, "-m", "child"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False
     )
     assert p.returncode == 130, (p.returncode, p.stderr[-1000:])  # was -2 (killed by its own SIGINT)
+
+
+def _swallowing_import() -> None:
+    """A Ctrl-C during an import whose KeyboardInterrupt an optional-import fallback swallows."""
+    try:
+        signal.raise_signal(signal.SIGINT)
+        for _ in range(1000):  # the handler runs here
+            pass
+    except KeyboardInterrupt:
+        pass
+
+
+def test_a_ctrl_c_swallowed_while_the_commands_are_imported_ends_the_command_at_130(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """CI saw it once: a Ctrl-C 0.15 s after start, then the whole run and exit 0."""
+    import specsweep.cli as cli
+
+    real = cli.build_parser
+
+    def build_parser() -> object:
+        _swallowing_import()
+        return real()
+
+    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    old = {s: signal.getsignal(s) for s in stops}
+    try:
+        monkeypatch.setattr(cli, "build_parser", build_parser)
+        assert cli.main(["sim", "predict", "--help"]) == 130  # ended before it parsed the arguments
+        assert capsys.readouterr().err == "specsweep: interrupted\n"
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # ending at 130: no further Ctrl-C counts
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        monkeypatch.setattr(cli, "build_parser", real)
+        assert cli.main([]) == 2  # the next command does not inherit the note: it prints its help
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def test_a_ctrl_c_swallowed_before_the_run_stops_the_run_before_it_starts() -> None:
+    """The command line's handler notes a Ctrl-C whose KeyboardInterrupt is lost on the way (a
+    command's own imports, after the parser); the run then stops at once, and its own SIGINT
+    handler records the next one."""
+    import specsweep.cli as cli
+
+    old = signal.signal(signal.SIGINT, cli._note_interrupt)
+    try:
+        cli._INTERRUPTS.clear()
+        with sigterm_as_interrupt():  # nothing noted: the run goes on, and records its own Ctrl-Cs
+            assert signal.getsignal(signal.SIGINT) is not cli._note_interrupt
+        assert signal.getsignal(signal.SIGINT) is cli._note_interrupt
+        _swallowing_import()
+        assert cli._INTERRUPTS == [signal.SIGINT]
+        with pytest.raises(KeyboardInterrupt), sigterm_as_interrupt():
+            pytest.fail("the run started after a Ctrl-C")
+        assert signal.getsignal(signal.SIGINT) is cli._note_interrupt  # handlers given back
+    finally:
+        cli._INTERRUPTS.clear()
+        signal.signal(signal.SIGINT, old)

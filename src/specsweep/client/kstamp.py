@@ -189,10 +189,23 @@ class ReadyFloorSelector(selectors.DefaultSelector):
         return ready
 
 
+def _drop_lost_interrupts(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """A stop signal (Ctrl-C, SIGTERM, SIGHUP) that lands while a task runs leaves that task done with
+    the KeyboardInterrupt, which also leaves the loop: the command stops and says so (exit 130).
+    asyncio would then print the task's traceback as "Task exception was never retrieved" when the
+    task is collected, a traceback under a clean stop. Only those are dropped; the rest is asyncio's."""
+    if isinstance(context.get("exception"), (KeyboardInterrupt, SystemExit)):
+        return
+    loop.default_exception_handler(context)
+
+
 def new_event_loop() -> asyncio.AbstractEventLoop:
     """An event loop whose selector gives stamped sockets their ready floor (see
-    :class:`ReadyFloorSelector`); for ``asyncio.Runner(loop_factory=...)``."""
-    return asyncio.SelectorEventLoop(ReadyFloorSelector())
+    :class:`ReadyFloorSelector`); for ``asyncio.Runner(loop_factory=...)``. A stop signal inside one
+    of its tasks stops the loop without a traceback (:func:`_drop_lost_interrupts`)."""
+    loop = asyncio.SelectorEventLoop(ReadyFloorSelector())
+    loop.set_exception_handler(_drop_lost_interrupts)
+    return loop
 
 
 def run(coro: Any) -> Any:

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from specsweep.client import kstamp
 from specsweep.errors import BenchError, DataError, UsageError, one_of
 
 BACKENDS = ("openai", "openai-chat", "sglang")
@@ -224,7 +225,7 @@ def collect_outputs(
 ) -> list[dict[str, Any]]:
     """Greedy outputs of one server for the check's prompts: [{"text", "error"}] (JSON-ready), so two
     servers that never run at the same time (one launch per config) can be compared afterwards."""
-    _, outs = asyncio.run(
+    _, outs = kstamp.run(
         _collect(
             base_url.rstrip("/"),
             backend,
@@ -269,7 +270,7 @@ def check_lossless(
     if num_prompts < 1 or max_tokens < 1:
         raise UsageError(f"--num-prompts and --max-tokens must be >= 1, got {num_prompts} and {max_tokens}")
     urls = [u.rstrip("/") for u in base_urls]
-    res = asyncio.run(
+    res = kstamp.run(
         _run(
             urls, backend, model, _prompts(num_prompts, seed, max_tokens), max_tokens, concurrency, timeout_s
         )

@@ -359,7 +359,7 @@ def measure_clock(h: WorkerHandle, samples: int = CLOCK_SAMPLES) -> list[ClockSa
 
 
 def run_multiworker(cfg: BenchConfig, *, ray_address: str | None = None) -> BenchOutcome:
-    return asyncio.run(run_multiworker_async(cfg, ray_address=ray_address))
+    return kstamp.run(run_multiworker_async(cfg, ray_address=ray_address))
 
 
 async def run_multiworker_async(

@@ -76,21 +76,30 @@ def interrupted() -> bool:
 def sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM stops a run the way Ctrl-C does (servers killed, finished cells kept, exit 130), and
     both are recorded for ``raise_if_interrupted``. Nests: the outer handlers come back on exit (a
-    SIGINT that the process ignores stays ignored)."""
+    SIGINT that the process ignores stays ignored).
+
+    A SIGINT handler with a ``noted`` list (the command line's, ``specsweep.cli``) is Python's own
+    handler that records each Ctrl-C there. It is replaced for the run like Python's, and a Ctrl-C it
+    noted before the run stops the run at once: its KeyboardInterrupt may have been swallowed on the
+    way (an import inside a C extension, an optional-import fallback), and the run would go on."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    old_int = signal.getsignal(signal.SIGINT)
+    noted = getattr(old_int, "noted", None)  # the command line's: Python's handler, noting each Ctrl-C
     if _depth[0] == 0:
         _received.clear()
-    _depth[0] += 1
+        _received.extend(noted or ())  # a Ctrl-C before the run (the command's imports) whose
+    _depth[0] += 1  # KeyboardInterrupt was swallowed on the way
     old_term = signal.signal(signal.SIGTERM, _interrupt)
-    old_int = signal.getsignal(signal.SIGINT)
-    if old_int is signal.default_int_handler:
+    if old_int is signal.default_int_handler or noted is not None:
         signal.signal(signal.SIGINT, _interrupt)
     old_hup = signal.getsignal(signal.SIGHUP)
     if old_hup is signal.SIG_DFL:  # not under nohup (SIG_IGN)
         signal.signal(signal.SIGHUP, _interrupt)
     try:
+        if _received:  # it stops the run before anything starts
+            raise KeyboardInterrupt
         yield
     finally:
         _depth[0] -= 1

@@ -27,6 +27,7 @@ from typing import Any
 import aiohttp
 import numpy as np
 
+from specsweep.client import kstamp
 from specsweep.console import tracking
 from specsweep.errors import BenchError
 from specsweep.plan import fleetsim
@@ -152,7 +153,7 @@ def replay_option(
                     "--seed", str(seed + i), "--served-model-name", model, "--max-model-len", str(MAX_MODEL_LEN),
                     startup_timeout_s=60.0))  # fmt: skip
                 urls.setdefault(p.name, []).append(srv.url)
-        sent, t0, t_end = asyncio.run(_drive(opt, urls, reqs, in_flight, model))
+        sent, t0, t_end = kstamp.run(_drive(opt, urls, reqs, in_flight, model))
     out: dict[str, Any] = figures(sent, t0, t_end, time_scale, in_flight)
     # the servers keep virtual time only while the host keeps up: a loaded host skews the replay
     out["host"] = {"load_1min": round(os.getloadavg()[0], 2), "cores": os.cpu_count()}
