@@ -32,10 +32,13 @@ PROFILES = ("v4flash-dspark-st5", "v4flash-eagle")
 
 
 @functools.cache
-def log_tput(profile: str, scenario: str, c: int, n: int, seed: int) -> float:
-    """log total tok/s of ``sim predict`` of one cell run of ``n`` prompts (seeded: the same prompts)."""
+def log_tput(
+    profile: str, scenario: str, c: int, n: int, seed: int, metric: str = "total_throughput"
+) -> float:
+    """log total tok/s of ``sim predict`` of one cell run of ``n`` prompts (seeded: the same prompts);
+    ``metric``: the run's figure (``steady_total_throughput``: over its steady window)."""
     row = predict_cell(load_profile(profile), get_scenario(scenario), c, num_prompts=n, seed=seed)
-    return math.log(row["total_throughput"])
+    return math.log(row[metric])
 
 
 def spread(profile: str, scenario: str, c: int, n: int, seeds: int) -> tuple[float, float]:
