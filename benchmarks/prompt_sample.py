@@ -32,12 +32,12 @@ PROFILES = ("v4flash-dspark-st5", "v4flash-eagle")
 
 
 @functools.cache
-def log_tput(
-    profile: str, scenario: str, c: int, n: int, seed: int, metric: str = "total_throughput"
-) -> float:
+def log_tput(profile: str, scenario: str, c: int, n: int, seed: int, metric: str = "total_throughput",
+             pool: int | None = None) -> float:  # fmt: skip
     """log total tok/s of ``sim predict`` of one cell run of ``n`` prompts (seeded: the same prompts);
-    ``metric``: the run's figure (``steady_total_throughput``: over its steady window)."""
-    row = predict_cell(load_profile(profile), get_scenario(scenario), c, num_prompts=n, seed=seed)
+    ``metric``: the run's figure (``steady_total_throughput``: over its steady window); ``pool``: the
+    run is the first ``n`` of ``pool`` prompts (as the client sends a shorter run of a cell)."""
+    row = predict_cell(load_profile(profile), get_scenario(scenario), c, num_prompts=n, seed=seed, pool=pool)
     return math.log(row[metric])
 
 

@@ -160,3 +160,20 @@ def test_open_loop_simulates_the_schedule_bench_sends() -> None:
         assert offsets is not None
         res = simulate(prof, sc, 64, num_prompts=40, seed=seed, request_rate=rate, burstiness=burst)
         assert [r.scheduled_ns for r in res.records] == [round(o * 1e9) for o in offsets]
+
+
+@pytest.mark.parametrize("scenario", ["chat_short", "rag_medium"])
+def test_a_run_of_a_pool_predicts_the_first_requests_the_client_sends(scenario: str) -> None:
+    """``pool``: the simulator's short run is the client's (the cell's first requests' lengths), not
+    n other requests of the same seed."""
+    prof, sc = load_profile("toy"), get_scenario(scenario)
+    full = simulate(prof, sc, 4, num_prompts=24, seed=3)
+    short = simulate(prof, sc, 4, num_prompts=8, seed=3, pool=24)
+    plain = simulate(prof, sc, 4, num_prompts=8, seed=3)
+
+    def reqs(res: object) -> list[tuple[int, int]]:
+        return [(r.prompt_len, r.output_len) for r in res.records]  # type: ignore[attr-defined]
+
+    assert reqs(short) == reqs(full)[:8] != reqs(plain)
+    row = predict_cell(prof, sc, 4, num_prompts=8, seed=3, pool=24)
+    assert row["num_prompts"] == 8 and row["total_input_tokens"] == sum(p for p, _ in reqs(full)[:8])

@@ -20,6 +20,7 @@ class BenchConfig:
     model: str | None = None  # None: first model listed by /v1/models (or get_model_info)
     tokenizer: str | None = None  # local HF tokenizer file/dir; None: built-in tokenizer
     num_prompts: int | None = None  # None: default_num_prompts(max_concurrency)
+    prompt_pool: int | None = None  # a shorter run of a cell: its first num_prompts of this many (the cell's)
     max_concurrency: int | None = None  # closed loop limit (None: unlimited)
     request_rate: float = float("inf")  # open loop rate (req/s); inf: all at once (bounded by concurrency)
     burstiness: float = 1.0  # gamma shape; 1 = Poisson

@@ -387,7 +387,7 @@ async def measure_run(
 def request_plan(cfg: BenchConfig, tok: Tokenizer) -> tuple[list[RequestSpec], list[float] | None]:
     """The run's request list and, in open loop, each request's offset on the schedule."""
     n = cfg.num_prompts or default_num_prompts(cfg.max_concurrency or 1)
-    specs = generate(cfg.scenario, n, tok, cfg.seed)
+    specs = generate(cfg.scenario, n, tok, cfg.seed, pool=cfg.prompt_pool)
     offsets = (
         None
         if math.isinf(cfg.request_rate)

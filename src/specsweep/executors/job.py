@@ -122,8 +122,10 @@ def default_bench_fn() -> BenchFn:
 
 # ---- one cell ----------------------------------------------------------------------------------
 def bench_config(
-    exp: Experiment, plan: Plan, cfg: ServerConfig, cell: Cell, server: ManagedServer
+    exp: Experiment, plan: Plan, cfg: ServerConfig, cell: Cell, server: ManagedServer, pool: int | None = None
 ) -> BenchConfig:
+    """The client's settings for one run of ``cell``; ``pool``: the cell's planned prompts, when the
+    run is a shorter one (it measures their first ``cell.num_prompts``)."""
     c = exp.client
     backend = cfg.spec.backend or c.backend or DEFAULT_BACKEND[cfg.spec.kind]
     return BenchConfig(
@@ -133,6 +135,7 @@ def bench_config(
         model=server.model_id,
         tokenizer=c.tokenizer,
         num_prompts=cell.num_prompts,
+        prompt_pool=pool,
         max_concurrency=cell.max_concurrency,
         request_rate=c.request_rate if c.request_rate is not None else float("inf"),
         burstiness=c.burstiness,
@@ -192,12 +195,16 @@ class ConfigJob:
     round: int | None = None
     warmup_once: bool = False  # the client's warmup before the launch's first run only (the design's)
 
-    def length(self, cell: Cell) -> float | None:
-        """A run's share of its cell's planned prompts (the design's shorter runs); None: the plan's."""
-        ref = next(
+    def planned_prompts(self, cell: Cell) -> int | None:
+        """The plan's prompts of ``cell`` (a shorter run of it has fewer)."""
+        return next(
             (c.num_prompts for c in self.plan.cells.get(self.cfg.label, ()) if c.cell_id == cell.cell_id),
             None,
         )
+
+    def length(self, cell: Cell) -> float | None:
+        """A run's share of its cell's planned prompts (the design's shorter runs); None: the plan's."""
+        ref = self.planned_prompts(cell)
         return None if not ref or ref == cell.num_prompts else cell.num_prompts / ref
 
     @property
@@ -267,7 +274,7 @@ def run_config(
                 time.sleep(exp.cooldown_s)
             observer("cell_start", {"cell": cell, "repeat": repeat, "index": i, "of": len(todo)})
             started = now_iso()
-            bcfg = bench_config(exp, job.plan, cfg, cell, server)
+            bcfg = bench_config(exp, job.plan, cfg, cell, server, pool=job.planned_prompts(cell))
             if job.warmup_once and i:  # the launch is warm: its first run warmed it up
                 bcfg.warmup_requests = 0
             try:

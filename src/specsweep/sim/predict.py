@@ -83,6 +83,14 @@ def _rescale(xs: list[int], mean: float | None, lo: int, hi: int) -> list[int]:
     return [int(x) for x in np.clip(np.rint(arr), lo, hi)]
 
 
+def _lengths(scenario: Scenario, n: int, seed: int, pool: int | None) -> tuple[list[int], list[int]]:
+    """``sample_lengths``, as the client's ``generate`` draws them (the first n of ``pool``)."""
+    if pool is None or pool <= n:
+        return sample_lengths(scenario, n, seed)
+    ins, outs = sample_lengths(scenario, pool, seed)
+    return ins[:n], outs[:n]
+
+
 def simulate(
     profile: Profile,
     scenario: Scenario,
@@ -94,6 +102,7 @@ def simulate(
     burstiness: float = 1.0,
     lengths: tuple[Sequence[int], Sequence[int]] | None = None,
     keep_trace: bool = False,
+    pool: int | None = None,
 ) -> SimResult:
     n = num_prompts if num_prompts is not None else default_num_prompts(concurrency)
     cats: list[str | None] | None = None
@@ -101,14 +110,14 @@ def simulate(
     outs: Sequence[int]
     if lengths is None and (scenario.dataset == "mix" or scenario.dataset in FILE_DATASETS):
         # real prompts: their lengths (built-in tokenizer, as the simulator counts) and categories
-        specs = generate(scenario, n, BuiltinTokenizer(), seed)
+        specs = generate(scenario, n, BuiltinTokenizer(), seed, pool=pool)
         ins, outs, cats = (
             [s.prompt_len for s in specs],
             [s.output_len for s in specs],
             [s.category for s in specs],
         )
     else:
-        ins, outs = lengths if lengths is not None else sample_lengths(scenario, n, seed)
+        ins, outs = lengths if lengths is not None else _lengths(scenario, n, seed, pool)
     n = len(ins)
     eng = Engine(profile, seed=seed)
     closed = math.isinf(request_rate)
@@ -212,11 +221,13 @@ def predict_cell(
     seed: int = 0,
     request_rate: float = float("inf"),
     burstiness: float = 1.0,
+    pool: int | None = None,
 ) -> dict[str, Any]:
-    """One JSON-able result line: sglang bench keys + what was simulated."""
+    """One JSON-able result line: sglang bench keys + what was simulated; ``pool``: the run is the
+    first ``num_prompts`` requests of a run of ``pool`` (as the client sends a shorter run of a cell)."""
     res = simulate(
         profile, scenario, concurrency, num_prompts=num_prompts, seed=seed,
-        request_rate=request_rate, burstiness=burstiness,
+        request_rate=request_rate, burstiness=burstiness, pool=pool,
     )  # fmt: skip
     row: dict[str, Any] = {
         "backend": "sim",

@@ -46,11 +46,22 @@ def _text_of_len(tok: Tokenizer, rng: np.random.Generator, n: int) -> tuple[str,
 
 
 def generate(
-    scenario: Scenario, num_prompts: int, tok: Tokenizer, seed: int, *, output_len: int | None = None
+    scenario: Scenario,
+    num_prompts: int,
+    tok: Tokenizer,
+    seed: int,
+    *,
+    output_len: int | None = None,
+    pool: int | None = None,
 ) -> list[RequestSpec]:
-    """The measured requests of a run (index 0..n-1)."""
+    """The measured requests of a run (index 0..n-1). ``pool``: the run is the first ``num_prompts``
+    requests of a run of ``pool`` (a shorter run of a cell measures the cell's own first prompts,
+    the same ones at the same positions; without it, n requests of the same seed are other prompts
+    than a longer run's first n: their output lengths are drawn after all the input lengths)."""
     if num_prompts <= 0:
         raise UsageError(f"--num-prompts must be > 0, got {num_prompts}")
+    if pool is not None and pool > num_prompts:
+        return generate(scenario, pool, tok, seed, output_len=output_len)[:num_prompts]
     rng = np.random.default_rng(seed)
     ds = scenario.dataset
     if ds == "mix" or ds in FILE_DATASETS:
