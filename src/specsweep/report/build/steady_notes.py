@@ -65,7 +65,7 @@ def steady_notes(ds: Dataset) -> list[V.Msg]:
 def few_prompts_notes(ds: Dataset) -> list[V.Msg]:
     """One note per (scenario, concurrency) where a config's runs were all shorter than the cell (the
     racing design's short runs, ``length`` < 1) and held fewer than FEW_PROMPTS requests each: its
-    figures are those prompts', not the cell's mix (the configs ran the same prompts: its verdicts
+    figures are those of the cell's first prompts, not its mix (the configs ran the same prompts: its verdicts
     compare like with like)."""
     few: dict[tuple[str, int], dict[str, Any]] = {}
     for (label, scenario, c), cell in sorted(ds.cells.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])):

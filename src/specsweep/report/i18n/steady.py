@@ -37,10 +37,10 @@ _t(
 _t(
     "steady.few_prompts",
     "{scenario} c={c} ({configs}): measured only by the racing design's short runs, {n} request(s) a run "
-    "(fewer than {few}): its figures are those prompts', not the scenario's mix (at low concurrency a few "
+    "(fewer than {few}): its figures are those of the cell's first prompts, not the scenario's mix (at low concurrency a few "
     "prompts move throughput by tens of percent from one sample to the next). Every config ran the same prompts, so its verdicts compare like with like; a full-length run measures "
     'the figures (docs/metrics.md, "Steady state").',
-    "{scenario} c={c}（{configs}）：仅由竞速设计的短运行测得，每次运行 {n} 个请求（少于 {few}）：其数据反映的是这几个提示词，"
+    "{scenario} c={c}（{configs}）：仅由竞速设计的短运行测得，每次运行 {n} 个请求（少于 {few}）：其数据反映的是该测试点最前面的这几个提示词，"
     "而非该场景的整体分布（低并发时，几个提示词的吞吐量在不同样本间可相差数十个百分点）。"
     "各配置运行的是相同的提示词，因此判定是同条件比较；完整长度的运行才能测得这些数据（见 docs/metrics.md“Steady state”）。",
 )
