@@ -70,11 +70,11 @@ _note_interrupt.noted = _INTERRUPTS  # type: ignore[attr-defined]
 
 def main(argv: Sequence[str] | None = None) -> int:
     noting = False
+    _INTERRUPTS.clear()  # a caller in the same process: this command's notes, not the last one's
     with contextlib.suppress(ValueError):  # off the main thread: nothing to set
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             signal.signal(signal.SIGINT, _note_interrupt)
             noting = True
-            _INTERRUPTS.clear()  # a caller in the same process: not the last command's
     try:
         try:  # a Ctrl-C while the sub-commands are imported (the first ~0.6 s) is an interrupt too
             parser = build_parser()
