@@ -45,6 +45,16 @@ def test_a_signal_lost_in_a_weakref_callback_is_still_raised_between_cells(sig: 
             raise_if_interrupted()
 
 
+def test_outside_a_run_the_last_runs_signal_stops_nothing() -> None:
+    """A run that ended on a signal leaves it recorded; code called outside any run (a caller's own
+    ``run_config``, the next test on a worker) is not stopped by it."""
+    with sigterm_as_interrupt(), pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000):
+            pass
+    raise_if_interrupted()  # outside a run: a no-op
+
+
 def test_a_new_run_starts_without_the_last_ones_signal() -> None:
     with sigterm_as_interrupt(), pytest.raises(KeyboardInterrupt):
         os.kill(os.getpid(), signal.SIGTERM)

@@ -61,8 +61,9 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 def raise_if_interrupted() -> None:
     """Raise KeyboardInterrupt if a stop signal arrived: its own KeyboardInterrupt may have been
-    swallowed (see the module docstring). Called between cells; a no-op outside a run."""
-    if _received:
+    swallowed (see the module docstring). Called between cells; a no-op outside a run (a run before
+    it in the same process may have ended on a signal: that one is not this caller's)."""
+    if _received and _depth[0] > 0:
         raise KeyboardInterrupt
 
 
@@ -89,8 +90,9 @@ def sigterm_as_interrupt() -> Iterator[None]:
     noted = getattr(old_int, "noted", None)  # the command line's: Python's handler, noting each Ctrl-C
     if _depth[0] == 0:
         _received.clear()
-        _received.extend(noted or ())  # a Ctrl-C before the run (the command's imports) whose
-    _depth[0] += 1  # KeyboardInterrupt was swallowed on the way
+        # a Ctrl-C noted before the run (the command's imports) whose KeyboardInterrupt was swallowed
+        _received.extend(noted or ())
+    _depth[0] += 1
     old_term = signal.signal(signal.SIGTERM, _interrupt)
     if old_int is signal.default_int_handler or noted is not None:
         signal.signal(signal.SIGINT, _interrupt)
